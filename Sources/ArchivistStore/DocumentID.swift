@@ -1,0 +1,30 @@
+/// A document's ID, compared byte for byte (Swift's `String` equality would merge IDs that are
+/// canonically equivalent Unicode, such as a precomposed and a decomposed "é").
+public struct DocumentID: Hashable, Sendable, Comparable, CustomStringConvertible {
+    /// The ID text.
+    public let rawValue: String
+
+    /// Wraps an ID.
+    public init(_ rawValue: String) {
+        self.rawValue = rawValue
+    }
+
+    /// The ID text.
+    public var description: String { rawValue }
+
+    /// Byte-wise equality.
+    public static func == (lhs: DocumentID, rhs: DocumentID) -> Bool {
+        lhs.rawValue.utf8.elementsEqual(rhs.rawValue.utf8)
+    }
+
+    /// Byte-wise order.
+    public static func < (lhs: DocumentID, rhs: DocumentID) -> Bool {
+        lhs.rawValue.utf8.lexicographicallyPrecedes(rhs.rawValue.utf8)
+    }
+
+    /// Hashes the UTF-8 bytes.
+    public func hash(into hasher: inout Hasher) {
+        var copy = rawValue
+        copy.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+    }
+}

@@ -1,0 +1,331 @@
+import Foundation
+
+/// One thing `check` found wrong.
+public struct StoreProblem: Sendable, Equatable, CustomStringConvertible {
+    /// The kinds of problem.
+    public enum Kind: String, Sendable, CaseIterable {
+        /// A document file is not valid JSON (or not an object).
+        case unreadableDocument = "unreadable-document"
+        /// A document file has no string `_id`.
+        case missingID = "missing-id"
+        /// A document file's `_id` belongs in another file.
+        case misplacedDocument = "misplaced-document"
+        /// The index lists a document whose file is gone.
+        case missingDocument = "missing-document"
+        /// A document file differs from what the index recorded.
+        case changedDocument = "changed-document"
+        /// A document file is not in the index.
+        case unindexedDocument = "unindexed-document"
+        /// The index file cannot be read.
+        case unreadableIndex = "unreadable-index"
+        /// A crashed writer's journal or temporary files remain.
+        case unfinishedWrite = "unfinished-write"
+    }
+
+    /// What kind of problem.
+    public var kind: Kind
+    /// The file concerned, relative to the data folder.
+    public var file: String
+    /// The document ID concerned, when known.
+    public var id: String?
+    /// What is wrong, in a few lowercase words.
+    public var detail: String
+
+    /// Creates a problem.
+    public init(kind: Kind, file: String, id: String?, detail: String) {
+        self.kind = kind
+        self.file = file
+        self.id = id
+        self.detail = detail
+    }
+
+    /// `docs/ab/x.json: invalid JSON at byte 17`.
+    public var description: String { "\(file): \(detail)" }
+}
+
+/// What `repair` did.
+public struct RepairReport: Sendable, Equatable {
+    /// Files moved to the quarantine folder, relative to the data folder, with where they went.
+    public var quarantined: [(from: String, to: String)]
+    /// Documents moved to the file their `_id` calls for.
+    public var moved: [(from: String, to: String)]
+    /// Whether the index was rebuilt.
+    public var rebuiltIndex: Bool
+    /// The problems found before repairing.
+    public var problems: [StoreProblem]
+
+    /// Compares reports.
+    public static func == (lhs: RepairReport, rhs: RepairReport) -> Bool {
+        lhs.quarantined.map { [$0.from, $0.to] } == rhs.quarantined.map { [$0.from, $0.to] }
+            && lhs.moved.map { [$0.from, $0.to] } == rhs.moved.map { [$0.from, $0.to] }
+            && lhs.rebuiltIndex == rhs.rebuiltIndex && lhs.problems == rhs.problems
+    }
+}
+
+/// What `stats` reports.
+public struct StoreStatistics: Sendable, Equatable {
+    /// Live documents.
+    public var documents: Int
+    /// Bytes of all live document files.
+    public var documentBytes: Int
+    /// Bytes of the index file.
+    public var indexBytes: Int
+    /// Lines in the index file.
+    public var indexLines: Int
+    /// Index lines that no longer describe a live document (superseded or removed).
+    public var deadEntries: Int
+    /// The folder's format version.
+    public var formatVersion: Int
+    /// The projected fields.
+    public var projection: [String]
+}
+
+extension DocumentStore {
+    /// Counts of the folder.
+    public func statistics() throws(StoreError) -> StoreStatistics {
+        try state.withLock { (state: inout State) throws(StoreError) -> StoreStatistics in
+            try self.refresh(&state)
+            let indexBytes = try fileSystem.status(of: path(FileNames.index))?.size ?? 0
+            let bytes = state.entries.values.reduce(0) { $0 + $1.size }
+            return StoreStatistics(documents: state.entries.count, documentBytes: bytes, indexBytes: indexBytes,
+                                   indexLines: state.indexLines, deadEntries: state.indexLines - state.entries.count,
+                                   formatVersion: state.metadata.format, projection: state.projection.paths)
+        }
+    }
+
+    /// Rewrites the index with one line per live document, dropping superseded and removed ones.
+    /// Returns how many dead lines were dropped.
+    @discardableResult
+    public func compact() throws(StoreError) -> Int {
+        let lock = try fileSystem.lockExclusively(path(FileNames.lock), timeout: options.lockTimeout)
+        defer { lock.release() }
+        return try state.withLock { (state: inout State) throws(StoreError) -> Int in
+            try self.refresh(&state)
+            try self.recoverLocked(&state)
+            let dead = state.indexLines - state.entries.count
+            try self.writeIndex(&state)
+            return dead
+        }
+    }
+
+    /// Replaces the index file with the state's entries (sorted by ID), atomically and durably.
+    func writeIndex(_ state: inout State) throws(StoreError) {
+        let sorted = state.entries.sorted { $0.key < $1.key }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(sorted.count * 400)
+        for (_, entry) in sorted {
+            bytes.append(contentsOf: entry.line(projection: state.projection))
+            bytes.append(0x0A)
+        }
+        try writeDurably(bytes, to: FileNames.index)
+        state.indexIdentity = try fileSystem.status(of: path(FileNames.index))?.identity
+        state.indexConsumed = bytes.count
+        state.indexLines = sorted.count
+    }
+
+    /// A document file found by scanning the documents folder.
+    struct ScannedFile {
+        enum Content {
+            case document(IndexEntry)
+            case unreadable(String)
+            case missingID
+            case misplaced(id: String, entry: IndexEntry)
+        }
+        var file: String
+        var content: Content
+    }
+
+    /// Reads every document file under `docs/` (files the store does not own are skipped).
+    func scanDocuments(projection: Projection, storedAt: [DocumentID: IndexEntry]) throws(StoreError) -> [ScannedFile] {
+        var scanned: [ScannedFile] = []
+        let buckets = try fileSystem.entries(ofFolder: path(FileNames.documents)) ?? []
+        for bucket in buckets.sorted() where bucket.utf8.count == 2 && UInt8(bucket, radix: 16) != nil && bucket == bucket.lowercased() {
+            let bucketPath = FileNames.documents + "/" + bucket
+            guard try fileSystem.status(of: path(bucketPath))?.isFolder == true else { continue }
+            for name in (try fileSystem.entries(ofFolder: path(bucketPath)) ?? []).sorted()
+            where name.hasSuffix(FileNames.documentExtension) && !name.hasPrefix(".") {
+                let relative = bucketPath + "/" + name
+                guard let bytes = try fileSystem.contents(of: path(relative)) else { continue }
+                let document: JSONValue
+                do {
+                    document = try JSONParser.parse(bytes)
+                } catch {
+                    scanned.append(ScannedFile(file: relative, content: .unreadable(error.description)))
+                    continue
+                }
+                guard document.isObject else {
+                    scanned.append(ScannedFile(file: relative, content: .unreadable("a document must be a JSON object, not \(document.typeName)")))
+                    continue
+                }
+                guard case .string(let id)? = document["_id"], DocumentStore.problem(withID: id) == nil else {
+                    scanned.append(ScannedFile(file: relative, content: .missingID))
+                    continue
+                }
+                let modified = try fileSystem.status(of: path(relative))?.modified ?? .now()
+                let entry = IndexEntry(id: id, hash: FNV1a64.hash(bytes), size: bytes.count,
+                                       storedAt: storedAt[DocumentID(id)]?.storedAt ?? modified,
+                                       updatedAt: storedAt[DocumentID(id)]?.updatedAt ?? modified,
+                                       fields: projection.values(of: document))
+                if FileNames.documentPath(for: id) == relative {
+                    scanned.append(ScannedFile(file: relative, content: .document(entry)))
+                } else {
+                    scanned.append(ScannedFile(file: relative, content: .misplaced(id: id, entry: entry)))
+                }
+            }
+        }
+        return scanned
+    }
+
+    /// Replaces the entries with ones derived from the documents; with `persist`, also the file
+    /// (an unreadable index file is first copied to the quarantine folder).
+    func rebuildEntries(_ state: inout State, persist: Bool) throws(StoreError) {
+        let previous = state.entries
+        let scanned = try scanDocuments(projection: state.projection, storedAt: previous)
+        state.entries = [:]
+        for file in scanned {
+            if case .document(let entry) = file.content {
+                // A fresh document keeps its old times only when its content is what the index knew.
+                var entry = entry
+                if let known = previous[DocumentID(entry.id)], known.hash != entry.hash {
+                    entry.updatedAt = try fileSystem.status(of: path(file.file))?.modified ?? .now()
+                }
+                state.entries[DocumentID(entry.id)] = entry
+            }
+        }
+        guard persist else {
+            state.indexLines = state.entries.count
+            return
+        }
+        let indexPath = path(FileNames.index)
+        if let old = try fileSystem.contents(of: indexPath) {
+            let folderName = FileNames.quarantine + "/" + Timestamp.now().compactName
+            try fileSystem.createFolder(path(folderName))
+            try fileSystem.write(old, to: path(folderName + "/" + FileNames.index))
+        }
+        try writeIndex(&state)
+    }
+
+    /// Compares the documents with the index. Reads every document file.
+    public func check() throws(StoreError) -> [StoreProblem] {
+        try state.withLock { (state: inout State) throws(StoreError) -> [StoreProblem] in
+            try self.refresh(&state)
+            return try self.checkLocked(&state)
+        }
+    }
+
+    func checkLocked(_ state: inout State) throws(StoreError) -> [StoreProblem] {
+        var problems: [StoreProblem] = []
+        if case .unreadable(let line, let reason)? = try indexReadability() {
+            problems.append(StoreProblem(kind: .unreadableIndex, file: FileNames.index, id: nil, detail: "line \(line): \(reason)"))
+        }
+        let scanned = try scanDocuments(projection: state.projection, storedAt: state.entries)
+        var seen: Set<DocumentID> = []
+        for file in scanned {
+            switch file.content {
+            case .unreadable(let reason):
+                problems.append(StoreProblem(kind: .unreadableDocument, file: file.file, id: nil, detail: reason))
+            case .missingID:
+                problems.append(StoreProblem(kind: .missingID, file: file.file, id: nil, detail: "no _id (a non-empty string) in the document"))
+            case .misplaced(let id, _):
+                problems.append(StoreProblem(kind: .misplacedDocument, file: file.file, id: id,
+                                             detail: "_id \(StoreError.quote(id)) belongs in \(FileNames.documentPath(for: id))"))
+            case .document(let found):
+                let key = DocumentID(found.id)
+                seen.insert(key)
+                guard let known = state.entries[key] else {
+                    problems.append(StoreProblem(kind: .unindexedDocument, file: file.file, id: found.id, detail: "not in the index"))
+                    continue
+                }
+                if known.hash != found.hash || known.size != found.size {
+                    problems.append(StoreProblem(kind: .changedDocument, file: file.file, id: found.id,
+                                                 detail: "content differs from the index (hash \(FNV1a64.hex(found.hash)), size \(found.size); index has \(FNV1a64.hex(known.hash)), \(known.size))"))
+                } else if known.fields != found.fields {
+                    problems.append(StoreProblem(kind: .changedDocument, file: file.file, id: found.id, detail: "projected fields in the index are stale"))
+                }
+            }
+        }
+        for (key, entry) in state.entries where !seen.contains(key) {
+            problems.append(StoreProblem(kind: .missingDocument, file: entry.file, id: entry.id,
+                                         detail: "in the index as \(StoreError.quote(entry.id)) but the file is missing"))
+        }
+        let journalExists = try fileSystem.status(of: path(FileNames.journal)) != nil
+        let temporaries = try fileSystem.entries(ofFolder: path(FileNames.temporary)) ?? []
+        if journalExists || !temporaries.isEmpty {
+            // Only a problem when no writer is at work right now.
+            if let lock = try? fileSystem.lockExclusively(path(FileNames.lock), timeout: 0) {
+                lock.release()
+                problems.append(StoreProblem(kind: .unfinishedWrite, file: journalExists ? FileNames.journal : FileNames.temporary,
+                                             id: nil, detail: "an interrupted write left \(journalExists ? "its journal" : "\(temporaries.count) temporary file(s)")"))
+            }
+        }
+        return problems.sorted { ($0.file, $0.kind.rawValue) < ($1.file, $1.kind.rawValue) }
+    }
+
+    /// Whether the index file parses, without touching the state.
+    func indexReadability() throws(StoreError) -> IndexLoad? {
+        guard let bytes = try fileSystem.contents(of: path(FileNames.index)) else { return nil }
+        var scratch = State(metadata: state.withLock { $0.metadata })
+        return apply(bytes, startingAtLine: 1, to: &scratch)
+    }
+
+    /// Fixes what `check` finds: unreadable documents and ones without `_id` go to the quarantine
+    /// folder, misplaced ones move to their file (or to quarantine when it is taken), leftovers of
+    /// crashed writes are removed, and the index is rebuilt from the documents. Nothing is deleted.
+    public func repair() throws(StoreError) -> RepairReport {
+        let lock = try fileSystem.lockExclusively(path(FileNames.lock), timeout: options.lockTimeout)
+        defer { lock.release() }
+        return try state.withLock { (state: inout State) throws(StoreError) -> RepairReport in
+            try self.refresh(&state)
+            let problems = try self.checkLocked(&state)
+            var report = RepairReport(quarantined: [], moved: [], rebuiltIndex: false, problems: problems)
+            let quarantineFolder = FileNames.quarantine + "/" + Timestamp.now().compactName
+            func quarantine(_ file: String) throws(StoreError) {
+                let destination = quarantineFolder + "/" + file
+                try fileSystem.createFolder(path((destination as NSString).deletingLastPathComponent))
+                try fileSystem.rename(path(file), to: path(destination))
+                report.quarantined.append((file, destination))
+            }
+            for problem in problems {
+                switch problem.kind {
+                case .unreadableDocument, .missingID:
+                    try quarantine(problem.file)
+                case .misplacedDocument:
+                    guard let id = problem.id else { continue }
+                    let target = FileNames.documentPath(for: id)
+                    if try fileSystem.status(of: path(target)) == nil {
+                        try fileSystem.createFolder(path((target as NSString).deletingLastPathComponent))
+                        try fileSystem.rename(path(problem.file), to: path(target))
+                        report.moved.append((problem.file, target))
+                    } else {
+                        try quarantine(problem.file)
+                    }
+                default:
+                    break
+                }
+            }
+            // Journal and temporary files: the rebuild below rederives every entry anyway.
+            for name in try fileSystem.entries(ofFolder: path(FileNames.temporary)) ?? [] {
+                try fileSystem.removeFile(path(FileNames.temporary + "/" + name))
+            }
+            if !problems.isEmpty {
+                let unreadable = problems.contains { $0.kind == .unreadableIndex }
+                if !unreadable {
+                    // Keep first-stored times from the readable index.
+                    try self.loadIndex(&state)
+                }
+                try self.rebuildEntries(&state, persist: true)
+                report.rebuiltIndex = true
+            }
+            try fileSystem.synchronizeAll(containing: folder)
+            try fileSystem.removeFile(path(FileNames.journal))
+            return report
+        }
+    }
+}
+
+extension Timestamp {
+    /// A form safe in file names: `20261129T192556.123Z`.
+    var compactName: String {
+        description.replacingOccurrences(of: "-", with: "").replacingOccurrences(of: ":", with: "")
+    }
+}

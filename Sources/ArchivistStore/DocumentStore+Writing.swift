@@ -1,0 +1,346 @@
+import Foundation
+
+/// What an upsert did to one document.
+public enum UpsertOutcome: String, Sendable, Equatable, CaseIterable {
+    /// The ID was new.
+    case added
+    /// The document replaced a different one.
+    case updated
+    /// The same bytes were stored already; nothing was written.
+    case unchanged
+}
+
+/// The result of upserting one document of a batch.
+public struct UpsertResult: Sendable, Equatable {
+    /// The document's ID, when it had or was given one.
+    public var id: String?
+    /// What happened, or why the document was refused.
+    public var outcome: Result<UpsertOutcome, StoreError>
+
+    /// Creates a result.
+    public init(id: String?, outcome: Result<UpsertOutcome, StoreError>) {
+        self.id = id
+        self.outcome = outcome
+    }
+}
+
+extension DocumentStore {
+    /// Stores `document` under `id`, adding or replacing it.
+    ///
+    /// The document must be a JSON object. Its `_id`, when present, must equal `id`; when absent it
+    /// is set to `id`, so every file names its own ID.
+    @discardableResult
+    public func put(_ document: JSONValue, id: String) throws(StoreError) -> UpsertOutcome {
+        let prepared = try prepare(document, id: id).get()
+        return try commit([.put(id: prepared.id, document: prepared.document)])[0].get()
+    }
+
+    /// Stores `document` under its `_id`, or under a new UUID set as its `_id` when it has none.
+    @discardableResult
+    public func add(_ document: JSONValue) throws(StoreError) -> (id: String, outcome: UpsertOutcome) {
+        let prepared = try prepare(document, id: nil).get()
+        return (prepared.id, try commit([.put(id: prepared.id, document: prepared.document)])[0].get())
+    }
+
+    /// Adds or replaces many documents in one durable batch, each under its `_id` (or a new UUID).
+    ///
+    /// A document that cannot be stored (not an object, a bad `_id`) is reported in its result and
+    /// the others are stored. The batch is synced once.
+    public func upsert(_ documents: [JSONValue]) throws(StoreError) -> [UpsertResult] {
+        var results: [UpsertResult] = []
+        var operations: [Operation] = []
+        var positions: [Int] = []
+        for document in documents {
+            switch prepare(document, id: nil) {
+            case .success(let prepared):
+                positions.append(results.count)
+                operations.append(.put(id: prepared.id, document: prepared.document))
+                results.append(UpsertResult(id: prepared.id, outcome: .success(.unchanged)))
+            case .failure(let error):
+                results.append(UpsertResult(id: document["_id"]?.stringValue, outcome: .failure(error)))
+            }
+        }
+        let outcomes = try commit(operations)
+        for (position, outcome) in zip(positions, outcomes) {
+            results[position].outcome = outcome
+        }
+        return results
+    }
+
+    /// Removes documents; the result tells, for each ID, whether there was one to remove.
+    @discardableResult
+    public func remove(_ ids: [String]) throws(StoreError) -> [Bool] {
+        let outcomes = try commit(ids.map { .remove(id: $0) })
+        return outcomes.map { (try? $0.get()) == .updated }
+    }
+
+    // MARK: Internals
+
+    enum Operation {
+        case put(id: String, document: JSONValue)
+        case remove(id: String)
+    }
+
+    struct Prepared {
+        var id: String
+        var document: JSONValue
+    }
+
+    /// Checks a document and settles its ID.
+    func prepare(_ document: JSONValue, id: String?) -> Result<Prepared, StoreError> {
+        let source = id.map { "ID \(StoreError.quote($0))" } ?? "document"
+        guard document.isObject else {
+            return .failure(.invalidDocument(source: source, reason: "a document must be a JSON object, not \(document.typeName == "array" ? "an" : "a") \(document.typeName)"))
+        }
+        var finalID = id
+        if let given = document["_id"] {
+            guard case .string(let text) = given, !text.isEmpty else {
+                return .failure(.invalidDocument(source: source, reason: "_id must be a non-empty string, not \(given.typeName == "string" ? "an empty string" : JSONWriter.compactString(given))"))
+            }
+            if let id, !text.utf8.elementsEqual(id.utf8) {
+                return .failure(.invalidDocument(source: source, reason: "_id \(StoreError.quote(text)) in the document differs from the ID"))
+            }
+            finalID = text
+        }
+        let resolved = finalID ?? UUID().uuidString.lowercased()
+        if let problem = Self.problem(withID: resolved) {
+            return .failure(.invalidID(id: resolved, reason: problem))
+        }
+        return .success(Prepared(id: resolved, document: document["_id"] == nil ? document.setting("_id", to: .string(resolved)) : document))
+    }
+
+    /// Why an ID cannot be used, or nil when it can.
+    static func problem(withID id: String) -> String? {
+        if id.isEmpty { return "must not be empty" }
+        if id.utf8.count > 4096 { return "longer than 4096 bytes" }
+        if id.utf8.contains(0) { return "must not contain a NUL character" }
+        return nil
+    }
+
+    /// Runs a batch under the write lock: temporary files, journal, sync, renames, index, sync.
+    ///
+    /// For each operation: a put yields added/updated/unchanged; a remove yields `.updated` when
+    /// a document was removed and `.unchanged` when there was none.
+    func commit(_ operations: [Operation]) throws(StoreError) -> [Result<UpsertOutcome, StoreError>] {
+        if operations.isEmpty { return [] }
+        let lock = try fileSystem.lockExclusively(path(FileNames.lock), timeout: options.lockTimeout)
+        defer { lock.release() }
+        return try state.withLock { (state: inout State) throws(StoreError) in
+            try self.refresh(&state)
+            try self.recoverLocked(&state)
+            return try self.commitLocked(operations, &state)
+        }
+    }
+
+    struct Pending {
+        /// The new entry, or nil for a removal.
+        var entry: IndexEntry?
+        var bytes: [UInt8]?
+        var temporary: String?
+    }
+
+    func commitLocked(_ operations: [Operation], _ state: inout State) throws(StoreError) -> [Result<UpsertOutcome, StoreError>] {
+        let now = Timestamp.now()
+        let projection = state.projection
+        var outcomes: [Result<UpsertOutcome, StoreError>] = []
+        outcomes.reserveCapacity(operations.count)
+        var pending: [DocumentID: Pending] = [:]
+        var order: [DocumentID] = []
+        let temporaryFolder = path(FileNames.temporary)
+        var temporaryFolderReady = false
+        let pid = ProcessInfo.processInfo.processIdentifier
+
+        func current(_ key: DocumentID) -> IndexEntry? {
+            if let planned = pending[key] { return planned.entry }
+            return state.entries[key]
+        }
+
+        do throws(StoreError) {
+            for operation in operations {
+                switch operation {
+                case .put(let id, let document):
+                    let key = DocumentID(id)
+                    let bytes = JSONWriter.prettyBytes(document)
+                    let hash = FNV1a64.hash(bytes)
+                    let existing = current(key)
+                    if let existing, existing.hash == hash, existing.size == bytes.count {
+                        var stored = pending[key]?.bytes
+                        if stored == nil { stored = try fileSystem.contents(of: path(existing.file)) }
+                        if stored == bytes {
+                            outcomes.append(.success(.unchanged))
+                            continue
+                        }
+                    }
+                    let entry = IndexEntry(id: id, hash: hash, size: bytes.count, storedAt: existing?.storedAt ?? now,
+                                           updatedAt: now, fields: projection.values(of: document))
+                    if !temporaryFolderReady {
+                        try fileSystem.createFolder(temporaryFolder)
+                        temporaryFolderReady = true
+                    }
+                    let temporary: String
+                    if let reused = pending[key]?.temporary {
+                        temporary = reused
+                    } else {
+                        state.temporaryCounter += 1
+                        temporary = "\(temporaryFolder)/\(pid)-\(state.temporaryCounter).json"
+                    }
+                    try fileSystem.write(bytes, to: temporary)
+                    if pending[key] == nil { order.append(key) }
+                    pending[key] = Pending(entry: entry, bytes: bytes, temporary: temporary)
+                    outcomes.append(.success(existing == nil ? .added : .updated))
+                case .remove(let id):
+                    let key = DocumentID(id)
+                    guard current(key) != nil else {
+                        outcomes.append(.success(.unchanged))
+                        continue
+                    }
+                    if let temporary = pending[key]?.temporary { try fileSystem.removeFile(temporary) }
+                    if pending[key] == nil { order.append(key) }
+                    pending[key] = Pending(entry: nil, bytes: nil, temporary: nil)
+                    outcomes.append(.success(.updated))
+                }
+            }
+        } catch {
+            for planned in pending.values {
+                if let temporary = planned.temporary { _ = try? fileSystem.removeFile(temporary) }
+            }
+            throw error
+        }
+        // A batch that changes nothing writes nothing.
+        let changes = order.filter { key in
+            guard let planned = pending[key] else { return false }
+            return planned.entry != nil || state.entries[key] != nil
+        }
+        if changes.isEmpty {
+            for planned in pending.values {
+                if let temporary = planned.temporary { _ = try? fileSystem.removeFile(temporary) }
+            }
+            return outcomes
+        }
+
+        // 1. The journal names every ID the batch touches; with the temporary files it is made
+        //    durable before any document is replaced.
+        var journal: [UInt8] = []
+        for key in changes {
+            journal.append(contentsOf: JSONWriter.compactBytes(.object([JSONMember(key: "id", value: .string(key.rawValue))])))
+            journal.append(0x0A)
+        }
+        try fileSystem.write(journal, to: path(FileNames.journal))
+        try fileSystem.synchronizeAll(containing: folder)
+
+        do throws(StoreError) {
+            // 2. Rename each document into place (or unlink it), then append the index lines.
+            var lines: [UInt8] = []
+            for key in changes {
+                let planned = pending[key]!
+                let relative = FileNames.documentPath(for: key.rawValue)
+                if let entry = planned.entry {
+                    let bucket = FileNames.bucket(for: key.rawValue)
+                    if !state.knownBuckets.contains(bucket) {
+                        try fileSystem.createFolder(path(FileNames.documents + "/" + bucket))
+                        state.knownBuckets.insert(bucket)
+                    }
+                    try fileSystem.rename(planned.temporary!, to: path(relative))
+                    lines.append(contentsOf: entry.line(projection: projection))
+                } else {
+                    try fileSystem.removeFile(path(relative))
+                    lines.append(contentsOf: IndexEntry.removalLine(id: key.rawValue, at: now))
+                }
+                lines.append(0x0A)
+            }
+            try appendToIndex(lines, lineCount: changes.count, &state)
+            // 3. One sync makes the renames and the index durable; only then is the batch done.
+            try fileSystem.synchronizeAll(containing: folder)
+        } catch {
+            // Leave the folder consistent before reporting: rederive the touched entries.
+            try? recoverLocked(&state)
+            throw error
+        }
+        for key in changes {
+            state.entries[key] = pending[key]!.entry
+        }
+        try fileSystem.removeFile(path(FileNames.journal))
+        return outcomes
+    }
+
+    /// Appends complete lines to the index and records them as consumed.
+    func appendToIndex(_ lines: [UInt8], lineCount: Int, _ state: inout State) throws(StoreError) {
+        let indexPath = path(FileNames.index)
+        try fileSystem.append(lines, to: indexPath)
+        if state.indexIdentity == nil {
+            state.indexIdentity = try fileSystem.status(of: indexPath)?.identity
+        }
+        state.indexConsumed += lines.count
+        state.indexLines += lineCount
+    }
+
+    /// Finishes what a crashed writer left (called with the lock held): cuts a torn last index
+    /// line, rederives the entries of the journal's IDs from their files, and removes temporary files.
+    func recoverLocked(_ state: inout State) throws(StoreError) {
+        let indexPath = path(FileNames.index)
+        let journalPath = path(FileNames.journal)
+        let journal = try fileSystem.contents(of: journalPath)
+        let temporaries = try fileSystem.entries(ofFolder: path(FileNames.temporary)) ?? []
+        let indexSize = try fileSystem.status(of: indexPath)?.size ?? 0
+        guard journal != nil || !temporaries.isEmpty || indexSize > state.indexConsumed else { return }
+
+        if indexSize > state.indexConsumed {
+            try fileSystem.truncate(indexPath, to: state.indexConsumed)
+        }
+        if let journal {
+            var ids: [String] = []
+            for line in journal.split(separator: 0x0A) {
+                if case .string(let id)? = (try? JSONParser.parse(Array(line)))?["id"] { ids.append(id) }
+            }
+            var lines: [UInt8] = []
+            var count = 0
+            let now = Timestamp.now()
+            for id in ids {
+                let key = DocumentID(id)
+                let known = state.entries[key]
+                let derived: IndexEntry?
+                switch try derivedEntry(forID: id, storedAt: known?.storedAt, projection: state.projection) {
+                case .entry(let entry): derived = entry
+                case .missing: derived = nil
+                case .unreadable: continue  // left for check to report and repair to quarantine
+                }
+                if derived == nil && known == nil { continue }
+                if let derived, let known, derived.hash == known.hash, derived.size == known.size, derived.fields == known.fields { continue }
+                if let derived {
+                    lines.append(contentsOf: derived.line(projection: state.projection))
+                } else {
+                    lines.append(contentsOf: IndexEntry.removalLine(id: id, at: now))
+                }
+                lines.append(0x0A)
+                count += 1
+                state.entries[key] = derived
+            }
+            if count > 0 { try appendToIndex(lines, lineCount: count, &state) }
+        }
+        for name in temporaries {
+            try fileSystem.removeFile(path(FileNames.temporary + "/" + name))
+        }
+        try fileSystem.synchronizeAll(containing: folder)
+        if journal != nil { try fileSystem.removeFile(journalPath) }
+    }
+
+    enum Derivation {
+        case entry(IndexEntry)
+        case missing
+        case unreadable
+    }
+
+    /// The entry a document file calls for: none when the file is missing, and `.unreadable` when
+    /// it cannot be parsed or names another ID (such a file is left in place for `check` to report
+    /// and `repair` to quarantine).
+    func derivedEntry(forID id: String, storedAt: Timestamp?, projection: Projection) throws(StoreError) -> Derivation {
+        let relative = FileNames.documentPath(for: id)
+        guard let bytes = try fileSystem.contents(of: path(relative)) else { return .missing }
+        guard let document = try? JSONParser.parse(bytes),
+              case .string(let storedID)? = document["_id"], storedID.utf8.elementsEqual(id.utf8)
+        else { return .unreadable }
+        let modified = try fileSystem.status(of: path(relative))?.modified ?? .now()
+        return .entry(IndexEntry(id: id, hash: FNV1a64.hash(bytes), size: bytes.count, storedAt: storedAt ?? modified,
+                                 updatedAt: modified, fields: projection.values(of: document)))
+    }
+}

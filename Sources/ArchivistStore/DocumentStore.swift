@@ -1,0 +1,292 @@
+import Foundation
+import Synchronization
+
+/// A folder of JSON documents, one file per document, with an index of them loaded in memory.
+///
+/// Writes are atomic and durable: a call that returns has synced its changes, and a crash at any
+/// moment leaves each document either its old or its new complete version. One process writes at a
+/// time (a lock file); any number read. Every call first picks up what other processes committed.
+public final class DocumentStore: Sendable {
+    /// How a store behaves.
+    public struct Options: Sendable {
+        /// How long a writer waits for another process's write lock, in seconds.
+        public var lockTimeout: Double
+        /// The projection a new folder starts with.
+        public var projection: Projection
+
+        /// Options with defaults: a 10 s lock wait and the NYT projection.
+        public init(lockTimeout: Double = 10, projection: Projection = .nytDefault) {
+            self.lockTimeout = lockTimeout
+            self.projection = projection
+        }
+    }
+
+    /// The data folder, as given.
+    public let folder: String
+    let fileSystem: any FileSystem
+    let options: Options
+    let state: Mutex<State>
+
+    struct State {
+        var metadata: StoreMetadata
+        var entries: [DocumentID: IndexEntry] = [:]
+        /// Identity of the index file last read, and how many of its bytes were consumed.
+        var indexIdentity: UInt64?
+        var indexConsumed = 0
+        var indexLines = 0
+        var knownBuckets: Set<String> = []
+        var temporaryCounter = 0
+
+        var projection: Projection { metadata.projection }
+    }
+
+    /// Opens (creating when missing) the data folder at `folder`.
+    ///
+    /// A crash left by an earlier writer is recovered here: temporary files are removed and the
+    /// index entries of the interrupted batch are rederived from the documents. An unreadable index
+    /// is rebuilt from the documents; a folder of a newer format is refused.
+    public init(folder: String, options: Options = Options(), fileSystem: any FileSystem = POSIXFileSystem()) throws(StoreError) {
+        self.folder = folder
+        self.fileSystem = fileSystem
+        self.options = options
+        if let status = try fileSystem.status(of: folder) {
+            guard status.isFolder else { throw .notAFolder(path: folder) }
+        } else {
+            try fileSystem.createFolder(folder)
+        }
+        let metadataPath = folder + "/" + FileNames.metadata
+        var metadata: StoreMetadata
+        if let bytes = try fileSystem.contents(of: metadataPath) {
+            metadata = try StoreMetadata.decode(bytes, path: metadataPath)
+        } else {
+            metadata = StoreMetadata(createdAt: .now(), projection: options.projection)
+        }
+        state = Mutex(State(metadata: metadata))
+        if try fileSystem.contents(of: metadataPath) == nil {
+            try writeMetadataIfMissing()
+        }
+        try state.withLock { (state: inout State) throws(StoreError) in
+            try self.open(&state)
+        }
+    }
+
+    /// The path of a file inside the folder.
+    func path(_ relative: String) -> String { folder + "/" + relative }
+
+    // MARK: Reading
+
+    /// Picks up changes other processes have committed since the last call.
+    public func refresh() throws(StoreError) {
+        try state.withLock { (state: inout State) throws(StoreError) in
+            try self.refresh(&state)
+        }
+    }
+
+    /// The number of live documents.
+    public var count: Int {
+        get throws(StoreError) {
+            try state.withLock { (state: inout State) throws(StoreError) -> Int in
+                try self.refresh(&state)
+                return state.entries.count
+            }
+        }
+    }
+
+    /// The fields projected into the index.
+    public var projection: Projection {
+        state.withLock { $0.projection }
+    }
+
+    /// The index entry of a document, or nil when there is none.
+    public func entry(forID id: String) throws(StoreError) -> IndexEntry? {
+        try state.withLock { (state: inout State) throws(StoreError) -> IndexEntry? in
+            try self.refresh(&state)
+            return state.entries[DocumentID(id)]
+        }
+    }
+
+    /// Every index entry, sorted by ID bytes.
+    public func entries() throws(StoreError) -> [IndexEntry] {
+        let entries = try state.withLock { (state: inout State) throws(StoreError) -> [IndexEntry] in
+            try self.refresh(&state)
+            return Array(state.entries.values)
+        }
+        return entries.sorted { DocumentID($0.id) < DocumentID($1.id) }
+    }
+
+    /// The stored bytes of a document (pretty JSON with a trailing newline), or nil when none.
+    public func documentBytes(withID id: String) throws(StoreError) -> [UInt8]? {
+        guard let entry = try entry(forID: id) else { return nil }
+        guard let bytes = try fileSystem.contents(of: path(entry.file)) else {
+            // The entry may have been removed by another process between the two calls.
+            try refresh()
+            if try self.entry(forID: id) == nil { return nil }
+            throw .io(path: path(entry.file), operation: "read", message: "no such file (the index is stale; run 'archivist repair')")
+        }
+        return bytes
+    }
+
+    /// A stored document, or nil when there is none.
+    public func document(withID id: String) throws(StoreError) -> JSONValue? {
+        guard let bytes = try documentBytes(withID: id) else { return nil }
+        do {
+            return try JSONParser.parse(bytes)
+        } catch {
+            throw .invalidJSON(path: path(FileNames.documentPath(for: id)), error: error)
+        }
+    }
+
+    // MARK: Opening and refreshing
+
+    func writeMetadataIfMissing() throws(StoreError) {
+        let lock = try fileSystem.lockExclusively(path(FileNames.lock), timeout: options.lockTimeout)
+        defer { lock.release() }
+        let metadataPath = path(FileNames.metadata)
+        guard try fileSystem.contents(of: metadataPath) == nil else { return }
+        let bytes = state.withLock { $0.metadata.encoded() }
+        try writeDurably(bytes, to: FileNames.metadata)
+    }
+
+    /// Writes a whole file through a temporary file, a sync and a rename.
+    func writeDurably(_ bytes: [UInt8], to relative: String) throws(StoreError) {
+        try fileSystem.createFolder(path(FileNames.temporary))
+        let temporary = path(FileNames.temporary + "/" + relative.replacingOccurrences(of: "/", with: "_") + ".new")
+        try fileSystem.write(bytes, to: temporary)
+        try fileSystem.synchronize(temporary)
+        try fileSystem.rename(temporary, to: path(relative))
+        try fileSystem.synchronize(folder)
+    }
+
+    func open(_ state: inout State) throws(StoreError) {
+        let loaded = try loadIndex(&state)
+        let journalExists = try fileSystem.status(of: path(FileNames.journal)) != nil
+        let temporaries = try fileSystem.entries(ofFolder: path(FileNames.temporary)) ?? []
+        var needsRebuild = false
+        if case .unreadable = loaded { needsRebuild = true }
+        if case .missing = loaded, try !(fileSystem.entries(ofFolder: path(FileNames.documents)) ?? []).isEmpty {
+            needsRebuild = true
+        }
+        guard needsRebuild || journalExists || !temporaries.isEmpty else { return }
+        // Recovery writes, so it needs the lock; when another process is writing right now, the
+        // leftovers are its own and are not ours to touch.
+        let lock: any FileLockToken
+        do {
+            lock = try fileSystem.lockExclusively(path(FileNames.lock), timeout: needsRebuild ? options.lockTimeout : 0)
+        } catch {
+            if needsRebuild {
+                // Serve reads from a rebuild in memory; the writer will repair the file.
+                try rebuildEntries(&state, persist: false)
+            }
+            return
+        }
+        defer { lock.release() }
+        // Reload under the lock: the state may have moved since the first read.
+        let reloaded = try loadIndex(&state)
+        if case .unreadable = reloaded {
+            try rebuildEntries(&state, persist: true)
+        } else if case .missing = reloaded, try !(fileSystem.entries(ofFolder: path(FileNames.documents)) ?? []).isEmpty {
+            try rebuildEntries(&state, persist: true)
+        }
+        try recoverLocked(&state)
+    }
+
+    enum IndexLoad {
+        case loaded
+        case missing
+        case unreadable(line: Int, reason: String)
+    }
+
+    /// Reads the whole index into `state`, replacing what it held.
+    @discardableResult
+    func loadIndex(_ state: inout State) throws(StoreError) -> IndexLoad {
+        let indexPath = path(FileNames.index)
+        state.entries = [:]
+        state.indexLines = 0
+        state.indexConsumed = 0
+        state.indexIdentity = nil
+        for _ in 0..<5 {
+            guard let before = try fileSystem.status(of: indexPath) else { return .missing }
+            guard let bytes = try fileSystem.contents(of: indexPath) else { return .missing }
+            let after = try fileSystem.status(of: indexPath)
+            // Compaction may have replaced the file while it was read: read it again.
+            guard after?.identity == before.identity else { continue }
+            state.indexIdentity = before.identity
+            if let failure = apply(bytes, startingAtLine: 1, to: &state) {
+                state.entries = [:]
+                state.indexLines = 0
+                return failure
+            }
+            return .loaded
+        }
+        throw .io(path: indexPath, operation: "read", message: "the file kept changing while it was read")
+    }
+
+    /// Applies complete lines of index text to the state; a final line without its newline is a
+    /// write in progress (or cut by a crash) and is left for later.
+    func apply(_ bytes: [UInt8], startingAtLine firstLine: Int, to state: inout State) -> IndexLoad? {
+        let projection = state.projection
+        return bytes.withUnsafeBufferPointer { buffer -> IndexLoad? in
+            var lineStart = 0
+            var lineNumber = firstLine
+            var consumed = 0
+            var position = 0
+            let count = buffer.count
+            while position < count {
+                guard let newline = UnsafeBufferPointer(rebasing: buffer[position...]).firstIndex(of: 0x0A) else { break }
+                let end = position + newline
+                let line = UnsafeBufferPointer(rebasing: buffer[lineStart..<end])
+                position = end + 1
+                if !line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) {
+                    let value: JSONValue
+                    do throws(JSONSyntaxError) {
+                        value = try JSONParser.parse(line)
+                    } catch {
+                        return .unreadable(line: lineNumber, reason: error.description)
+                    }
+                    switch IndexEntry.decode(value, projection: projection) {
+                    case .entry(let entry)?:
+                        state.entries[DocumentID(entry.id)] = entry
+                    case .removal(let id)?:
+                        state.entries[DocumentID(id)] = nil
+                    case nil:
+                        return .unreadable(line: lineNumber, reason: "not an index entry")
+                    }
+                    state.indexLines += 1
+                }
+                lineNumber += 1
+                lineStart = position
+                consumed = position
+            }
+            state.indexConsumed += consumed
+            return nil
+        }
+    }
+
+    func refresh(_ state: inout State) throws(StoreError) {
+        let indexPath = path(FileNames.index)
+        guard let status = try fileSystem.status(of: indexPath) else {
+            if state.indexIdentity != nil { try reopen(&state) }
+            return
+        }
+        if status.identity != state.indexIdentity || status.size < state.indexConsumed {
+            try reopen(&state)
+            return
+        }
+        guard status.size > state.indexConsumed else { return }
+        guard let tail = try fileSystem.contents(of: indexPath, from: state.indexConsumed) else {
+            try reopen(&state)
+            return
+        }
+        if apply(tail, startingAtLine: state.indexLines + 1, to: &state) != nil {
+            try reopen(&state)
+        }
+    }
+
+    /// Reads everything again, as at open (another process compacted or rebuilt the index).
+    func reopen(_ state: inout State) throws(StoreError) {
+        if let bytes = try fileSystem.contents(of: path(FileNames.metadata)) {
+            state.metadata = try StoreMetadata.decode(bytes, path: path(FileNames.metadata))
+        }
+        try open(&state)
+    }
+}

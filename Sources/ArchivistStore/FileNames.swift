@@ -1,0 +1,134 @@
+/// Every name the store gives to things on disk, in one place (as LevelDB's `filename.h`).
+///
+/// ```
+/// DIR/archivist.json          metadata: format version, projected fields
+/// DIR/index.jsonl             the index: one JSON line per change; the last line for an ID wins
+/// DIR/docs/<bb>/<name>.json   one document per file; <bb> is a bucket of 256, from a hash of the ID
+/// DIR/journal.jsonl           IDs of the batch being written (present only during a write)
+/// DIR/archivist.lock          the writers' lock file (holds the writer's pid)
+/// DIR/tmp/                    documents being written, before they are renamed into docs/
+/// DIR/quarantine/             unreadable files moved aside by `repair`
+/// ```
+public enum FileNames {
+    /// The metadata file.
+    public static let metadata = "archivist.json"
+    /// The index file.
+    public static let index = "index.jsonl"
+    /// The write-ahead list of IDs in the batch being written.
+    public static let journal = "journal.jsonl"
+    /// The lock file.
+    public static let lock = "archivist.lock"
+    /// The documents folder.
+    public static let documents = "docs"
+    /// The folder for files being written.
+    public static let temporary = "tmp"
+    /// The folder unreadable files are moved to.
+    public static let quarantine = "quarantine"
+    /// The extension of document files.
+    public static let documentExtension = ".json"
+    /// Encoded names longer than this many bytes are shortened and end in a hash.
+    public static let maximumStemLength = 200
+
+    /// The bucket folder name (`00` to `ff`) for an ID.
+    public static func bucket(for id: String) -> String {
+        let hash = FNV1a64.hash(id.utf8)
+        let byte = UInt8(truncatingIfNeeded: (hash >> 56) ^ (hash >> 24))
+        return hexByte(byte)
+    }
+
+    /// The document file of an ID, relative to the data folder: `docs/<bb>/<name>.json`.
+    public static func documentPath(for id: String) -> String {
+        "\(documents)/\(bucket(for: id))/\(stem(for: id))\(documentExtension)"
+    }
+
+    /// The file name (without extension) for an ID.
+    ///
+    /// NYT IDs stay readable: `nyt://article/<uuid>` becomes `article~<uuid>` and a 24-hex ID is
+    /// itself. Any other byte than `a-z 0-9 - _ .` (and `.` in first place, and every upper-case
+    /// letter, so IDs that differ only in case never share a file on any file system) is written
+    /// `%XX`. The mapping is reversed by `id(forStem:)`; names over `maximumStemLength` bytes are
+    /// cut and end in `+` and a hash, and then the ID is read from the document's `_id`.
+    public static func stem(for id: String) -> String {
+        var stem: String
+        if let (type, rest) = nytParts(of: id) {
+            stem = type + "~" + escape(rest, leadingDotAllowed: true)
+        } else {
+            stem = escape(id, leadingDotAllowed: false)
+        }
+        if stem.utf8.count > maximumStemLength {
+            var cut = Array(stem.utf8.prefix(maximumStemLength - 20))
+            // Do not split a %XX triple.
+            if let percent = cut.suffix(2).lastIndex(of: UInt8(ascii: "%")) { cut.removeSubrange(percent...) }
+            stem = String(decoding: cut, as: UTF8.self) + "+" + FNV1a64.hex(FNV1a64.hash(id.utf8))
+        }
+        return stem
+    }
+
+    /// The ID a file name stands for, or nil when the name is not one `stem(for:)` makes
+    /// reversibly (a shortened name, or a file the store does not own).
+    public static func id(forStem stem: String) -> String? {
+        if stem.isEmpty || stem.contains("+") { return nil }
+        if let tilde = stem.firstIndex(of: "~") {
+            let type = String(stem[..<tilde])
+            guard !type.isEmpty, type.utf8.allSatisfy({ $0 >= 97 && $0 <= 122 }),
+                  let rest = unescape(String(stem[stem.index(after: tilde)...])), !rest.isEmpty
+            else { return nil }
+            let id = "nyt://\(type)/\(rest)"
+            return self.stem(for: id) == stem ? id : nil
+        }
+        guard stem.utf8.first != UInt8(ascii: "."), let id = unescape(stem) else { return nil }
+        // Only accept the canonical spelling, so each ID has exactly one file.
+        return self.stem(for: id) == stem ? id : nil
+    }
+
+    static func nytParts(of id: String) -> (String, String)? {
+        guard id.hasPrefix("nyt://") else { return nil }
+        let afterScheme = id.utf8.dropFirst(6)
+        guard let slash = afterScheme.firstIndex(of: UInt8(ascii: "/")) else { return nil }
+        let type = afterScheme[afterScheme.startIndex..<slash]
+        let rest = afterScheme[afterScheme.index(after: slash)...]
+        guard !type.isEmpty, type.allSatisfy({ $0 >= 97 && $0 <= 122 }), !rest.isEmpty else { return nil }
+        return (String(decoding: type, as: UTF8.self), String(decoding: rest, as: UTF8.self))
+    }
+
+    static func isPlain(_ byte: UInt8) -> Bool {
+        (byte >= 97 && byte <= 122) || (byte >= 48 && byte <= 57) || byte == 45 || byte == 95 || byte == 46
+    }
+
+    static func hexByte(_ byte: UInt8) -> String {
+        let digits: [Character] = Array("0123456789abcdef")
+        return String([digits[Int(byte >> 4)], digits[Int(byte & 0xF)]])
+    }
+
+    static func escape(_ text: String, leadingDotAllowed: Bool) -> String {
+        var out = ""
+        out.reserveCapacity(text.utf8.count)
+        for (i, byte) in text.utf8.enumerated() {
+            if isPlain(byte) && (byte != 46 || i > 0 || leadingDotAllowed) {
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            } else {
+                out += "%" + hexByte(byte)
+            }
+        }
+        return out
+    }
+
+    static func unescape(_ text: String) -> String? {
+        var bytes: [UInt8] = []
+        var iterator = Array(text.utf8).makeIterator()
+        while let byte = iterator.next() {
+            if byte == UInt8(ascii: "%") {
+                guard let high = iterator.next(), let low = iterator.next(),
+                      let value = UInt8(String(decoding: [high, low], as: UTF8.self), radix: 16),
+                      hexByte(value) == String(decoding: [high, low], as: UTF8.self)
+                else { return nil }
+                bytes.append(value)
+            } else if isPlain(byte) {
+                bytes.append(byte)
+            } else {
+                return nil
+            }
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+}

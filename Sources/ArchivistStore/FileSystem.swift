@@ -1,0 +1,60 @@
+/// What the store needs from a file system. Paths are absolute or relative to the working folder.
+///
+/// The store reaches the disk only through this protocol, so a test can put a fault-injecting
+/// implementation in its place (one that forgets every write not yet synced, as a power loss does).
+public protocol FileSystem: Sendable {
+    /// The whole contents of a file; `nil` when it does not exist.
+    func contents(of path: String) throws(StoreError) -> [UInt8]?
+    /// The bytes of a file from `offset` to its end; `nil` when it does not exist.
+    func contents(of path: String, from offset: Int) throws(StoreError) -> [UInt8]?
+    /// Creates or truncates a file and writes `bytes` (not synced).
+    func write(_ bytes: [UInt8], to path: String) throws(StoreError)
+    /// Appends `bytes` to a file, creating it when missing (not synced).
+    func append(_ bytes: [UInt8], to path: String) throws(StoreError)
+    /// Cuts a file to `size` bytes (not synced).
+    func truncate(_ path: String, to size: Int) throws(StoreError)
+    /// Renames a file, atomically replacing any file at `destination` (as rename(2)).
+    func rename(_ source: String, to destination: String) throws(StoreError)
+    /// Removes a file; returns false when there was none.
+    @discardableResult
+    func removeFile(_ path: String) throws(StoreError) -> Bool
+    /// Creates a folder and any missing parents.
+    func createFolder(_ path: String) throws(StoreError)
+    /// The names in a folder (not `.` and `..`); `nil` when the folder does not exist.
+    func entries(ofFolder path: String) throws(StoreError) -> [String]?
+    /// Size, modification time and kind of a file; `nil` when it does not exist.
+    func status(of path: String) throws(StoreError) -> FileStatus?
+    /// Makes one file's contents (or one folder's entries) durable, as fsync(2).
+    func synchronize(_ path: String) throws(StoreError)
+    /// Makes every write on the file system holding `path` durable, as syncfs(2).
+    func synchronizeAll(containing path: String) throws(StoreError)
+    /// Takes the exclusive lock on `path`, waiting at most `timeout` seconds. The lock is held
+    /// until the returned token is released (or the process ends).
+    func lockExclusively(_ path: String, timeout: Double) throws(StoreError) -> any FileLockToken
+}
+
+/// A held lock; release it once.
+public protocol FileLockToken: AnyObject, Sendable {
+    /// Releases the lock.
+    func release()
+}
+
+/// What `FileSystem.status(of:)` reports.
+public struct FileStatus: Sendable, Equatable {
+    /// Size in bytes.
+    public var size: Int
+    /// Modification time.
+    public var modified: Timestamp
+    /// Identity of the file (inode number), to notice when a file was replaced.
+    public var identity: UInt64
+    /// Whether this is a folder.
+    public var isFolder: Bool
+
+    /// Creates a status.
+    public init(size: Int, modified: Timestamp, identity: UInt64, isFolder: Bool) {
+        self.size = size
+        self.modified = modified
+        self.identity = identity
+        self.isFolder = isFolder
+    }
+}

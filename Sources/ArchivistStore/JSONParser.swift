@@ -1,0 +1,301 @@
+import Foundation
+
+/// Why a JSON text could not be parsed, and the byte offset (from 0) where it went wrong.
+public struct JSONSyntaxError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The byte offset of the problem.
+    public var offset: Int
+    /// What was wrong, in a few lowercase words.
+    public var reason: String
+
+    /// A message such as `invalid JSON at byte 17: expected ':'`.
+    public var description: String { "invalid JSON at byte \(offset): \(reason)" }
+}
+
+/// A strict JSON parser (RFC 8259) over UTF-8 bytes that keeps number literals as text.
+public enum JSONParser {
+    /// The deepest nesting accepted; deeper input is refused rather than overflowing the stack.
+    public static let maximumDepth = 512
+
+    /// Parses one JSON value filling the whole of `bytes` (white space around it allowed).
+    public static func parse<Bytes: ContiguousBytes>(_ bytes: Bytes) throws(JSONSyntaxError) -> JSONValue {
+        let result: Result<JSONValue, JSONSyntaxError> = bytes.withUnsafeBytes { raw in
+            var reader = Reader(raw.bindMemory(to: UInt8.self))
+            do throws(JSONSyntaxError) {
+                let value = try reader.parseDocument()
+                return .success(value)
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
+    }
+
+    /// Parses one JSON value from a string.
+    public static func parse(_ text: String) throws(JSONSyntaxError) -> JSONValue {
+        var copy = text
+        let result: Result<JSONValue, JSONSyntaxError> = copy.withUTF8 { buffer in
+            var reader = Reader(buffer)
+            do throws(JSONSyntaxError) {
+                return .success(try reader.parseDocument())
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
+    }
+
+    /// Parses one value from a buffer slice; used by the index loader on each line.
+    static func parse(_ buffer: UnsafeBufferPointer<UInt8>) throws(JSONSyntaxError) -> JSONValue {
+        var reader = Reader(buffer)
+        return try reader.parseDocument()
+    }
+
+    struct Reader {
+        let bytes: UnsafeBufferPointer<UInt8>
+        var index = 0
+        var depth = 0
+
+        init(_ bytes: UnsafeBufferPointer<UInt8>) {
+            self.bytes = bytes
+        }
+
+        func fail(_ reason: String, at offset: Int? = nil) -> JSONSyntaxError {
+            JSONSyntaxError(offset: offset ?? index, reason: reason)
+        }
+
+        mutating func skipWhitespace() {
+            while index < bytes.count {
+                switch bytes[index] {
+                case 0x20, 0x0A, 0x0D, 0x09: index += 1
+                default: return
+                }
+            }
+        }
+
+        mutating func parseDocument() throws(JSONSyntaxError) -> JSONValue {
+            // A UTF-8 byte order mark is tolerated at the very start.
+            if bytes.count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { index = 3 }
+            skipWhitespace()
+            if index >= bytes.count { throw fail("empty input") }
+            let value = try parseValue()
+            skipWhitespace()
+            if index < bytes.count { throw fail("unexpected data after the value") }
+            return value
+        }
+
+        mutating func parseValue() throws(JSONSyntaxError) -> JSONValue {
+            guard index < bytes.count else { throw fail("unexpected end of input") }
+            switch bytes[index] {
+            case UInt8(ascii: "{"): return try parseObject()
+            case UInt8(ascii: "["): return try parseArray()
+            case UInt8(ascii: "\""): return .string(try parseString())
+            case UInt8(ascii: "t"): try expectLiteral("true"); return .bool(true)
+            case UInt8(ascii: "f"): try expectLiteral("false"); return .bool(false)
+            case UInt8(ascii: "n"): try expectLiteral("null"); return .null
+            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return .number(try parseNumber())
+            default: throw fail("expected a value")
+            }
+        }
+
+        mutating func expectLiteral(_ literal: StaticString) throws(JSONSyntaxError) {
+            let start = index
+            let count = literal.utf8CodeUnitCount
+            guard bytes.count - index >= count else { throw fail("unexpected end of input", at: start) }
+            let pointer = literal.utf8Start
+            for i in 0..<count where bytes[index + i] != pointer[i] {
+                throw fail("expected a value", at: start)
+            }
+            index += count
+        }
+
+        mutating func parseObject() throws(JSONSyntaxError) -> JSONValue {
+            depth += 1
+            if depth > JSONParser.maximumDepth { throw fail("nested deeper than \(JSONParser.maximumDepth) levels") }
+            index += 1
+            var members: [JSONMember] = []
+            skipWhitespace()
+            if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
+                index += 1
+                depth -= 1
+                return .object([])
+            }
+            while true {
+                skipWhitespace()
+                guard index < bytes.count else { throw fail("unexpected end of input") }
+                guard bytes[index] == UInt8(ascii: "\"") else { throw fail("expected a string key") }
+                let key = try parseString()
+                skipWhitespace()
+                guard index < bytes.count else { throw fail("unexpected end of input") }
+                guard bytes[index] == UInt8(ascii: ":") else { throw fail("expected ':'") }
+                index += 1
+                skipWhitespace()
+                let value = try parseValue()
+                members.append(JSONMember(key: key, value: value))
+                skipWhitespace()
+                guard index < bytes.count else { throw fail("unexpected end of input") }
+                if bytes[index] == UInt8(ascii: ",") {
+                    index += 1
+                    continue
+                }
+                if bytes[index] == UInt8(ascii: "}") {
+                    index += 1
+                    break
+                }
+                throw fail("expected ',' or '}'")
+            }
+            depth -= 1
+            return .object(JSONValue.sortedMembers(members))
+        }
+
+        mutating func parseArray() throws(JSONSyntaxError) -> JSONValue {
+            depth += 1
+            if depth > JSONParser.maximumDepth { throw fail("nested deeper than \(JSONParser.maximumDepth) levels") }
+            index += 1
+            var elements: [JSONValue] = []
+            skipWhitespace()
+            if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
+                index += 1
+                depth -= 1
+                return .array([])
+            }
+            while true {
+                skipWhitespace()
+                elements.append(try parseValue())
+                skipWhitespace()
+                guard index < bytes.count else { throw fail("unexpected end of input") }
+                if bytes[index] == UInt8(ascii: ",") {
+                    index += 1
+                    continue
+                }
+                if bytes[index] == UInt8(ascii: "]") {
+                    index += 1
+                    break
+                }
+                throw fail("expected ',' or ']'")
+            }
+            depth -= 1
+            return .array(elements)
+        }
+
+        mutating func parseNumber() throws(JSONSyntaxError) -> String {
+            let start = index
+            if bytes[index] == UInt8(ascii: "-") { index += 1 }
+            guard index < bytes.count else { throw fail("unexpected end of input") }
+            if bytes[index] == UInt8(ascii: "0") {
+                index += 1
+            } else if isDigit(bytes[index]) {
+                while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+            } else {
+                throw fail("expected a digit")
+            }
+            if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+                index += 1
+                guard index < bytes.count, isDigit(bytes[index]) else { throw fail("expected a digit after '.'") }
+                while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+            }
+            if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+                index += 1
+                if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+                guard index < bytes.count, isDigit(bytes[index]) else { throw fail("expected a digit in the exponent") }
+                while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+            }
+            return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+        }
+
+        @inline(__always) func isDigit(_ byte: UInt8) -> Bool {
+            byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
+        }
+
+        mutating func parseString() throws(JSONSyntaxError) -> String {
+            let quote = index
+            index += 1
+            let start = index
+            // Fast path: no escapes; validate UTF-8 through String's own check.
+            while index < bytes.count {
+                let byte = bytes[index]
+                if byte == UInt8(ascii: "\"") {
+                    let slice = UnsafeBufferPointer(rebasing: bytes[start..<index])
+                    index += 1
+                    guard let string = String(validating: slice, as: UTF8.self) else {
+                        throw fail("invalid UTF-8 in string", at: quote)
+                    }
+                    return string
+                }
+                if byte == UInt8(ascii: "\\") { break }
+                if byte < 0x20 { throw fail("control character in string") }
+                index += 1
+            }
+            guard index < bytes.count else { throw fail("unterminated string", at: quote) }
+            // Slow path with escapes.
+            var scratch: [UInt8] = Array(UnsafeBufferPointer(rebasing: bytes[start..<index]))
+            while index < bytes.count {
+                let byte = bytes[index]
+                if byte == UInt8(ascii: "\"") {
+                    index += 1
+                    guard let string = String(validating: scratch, as: UTF8.self) else {
+                        throw fail("invalid UTF-8 in string", at: quote)
+                    }
+                    return string
+                }
+                if byte < 0x20 { throw fail("control character in string") }
+                if byte != UInt8(ascii: "\\") {
+                    scratch.append(byte)
+                    index += 1
+                    continue
+                }
+                index += 1
+                guard index < bytes.count else { break }
+                let escape = bytes[index]
+                index += 1
+                switch escape {
+                case UInt8(ascii: "\""): scratch.append(0x22)
+                case UInt8(ascii: "\\"): scratch.append(0x5C)
+                case UInt8(ascii: "/"): scratch.append(0x2F)
+                case UInt8(ascii: "b"): scratch.append(0x08)
+                case UInt8(ascii: "f"): scratch.append(0x0C)
+                case UInt8(ascii: "n"): scratch.append(0x0A)
+                case UInt8(ascii: "r"): scratch.append(0x0D)
+                case UInt8(ascii: "t"): scratch.append(0x09)
+                case UInt8(ascii: "u"):
+                    var scalar = try parseHex4()
+                    if (0xD800...0xDBFF).contains(scalar) {
+                        // A high surrogate must be followed by an escaped low surrogate.
+                        if bytes.count - index >= 6, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u") {
+                            index += 2
+                            let low = try parseHex4()
+                            guard (0xDC00...0xDFFF).contains(low) else { throw fail("invalid surrogate pair", at: index - 6) }
+                            scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                        } else {
+                            throw fail("unpaired surrogate in string", at: index - 6)
+                        }
+                    } else if (0xDC00...0xDFFF).contains(scalar) {
+                        throw fail("unpaired surrogate in string", at: index - 6)
+                    }
+                    guard let unicode = Unicode.Scalar(scalar) else { throw fail("invalid escape", at: index - 6) }
+                    scratch.append(contentsOf: Array(String(Character(unicode)).utf8))
+                default:
+                    throw fail("invalid escape '\\\(Character(Unicode.Scalar(escape)))'", at: index - 2)
+                }
+            }
+            throw fail("unterminated string", at: quote)
+        }
+
+        mutating func parseHex4() throws(JSONSyntaxError) -> UInt32 {
+            guard bytes.count - index >= 4 else { throw fail("unexpected end of input") }
+            var value: UInt32 = 0
+            for _ in 0..<4 {
+                let byte = bytes[index]
+                let digit: UInt32
+                switch byte {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt32(byte - UInt8(ascii: "0"))
+                case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = UInt32(byte - UInt8(ascii: "a") + 10)
+                case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = UInt32(byte - UInt8(ascii: "A") + 10)
+                default: throw fail("invalid hex digit in \\u escape")
+                }
+                value = value << 4 | digit
+                index += 1
+            }
+            return value
+        }
+    }
+}

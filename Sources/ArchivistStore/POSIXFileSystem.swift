@@ -1,0 +1,222 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+
+/// The real file system, through POSIX calls (no `FileManager`, whose writes fsync every file).
+public struct POSIXFileSystem: FileSystem {
+    /// Creates the real file system.
+    public init() {}
+
+    static func failure(_ path: String, _ operation: String, _ code: Int32 = errno) -> StoreError {
+        .io(path: path, operation: operation, message: String(cString: strerror(code)).lowercased())
+    }
+
+    /// Reads a whole file.
+    public func contents(of path: String) throws(StoreError) -> [UInt8]? {
+        try contents(of: path, from: 0)
+    }
+
+    /// Reads a file from an offset to its end.
+    public func contents(of path: String, from offset: Int) throws(StoreError) -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        if fd < 0 {
+            if errno == ENOENT { return nil }
+            throw Self.failure(path, "open")
+        }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw Self.failure(path, "stat") }
+        if (info.st_mode & S_IFMT) == S_IFDIR { throw StoreError.io(path: path, operation: "read", message: "is a folder") }
+        if offset > 0 { guard lseek(fd, off_t(offset), SEEK_SET) >= 0 else { throw Self.failure(path, "seek") } }
+        var capacity = max(Int(info.st_size) - offset, 0) + 1
+        var bytes = [UInt8](repeating: 0, count: capacity)
+        var count = 0
+        while true {
+            if count == capacity {
+                capacity *= 2
+                bytes.append(contentsOf: repeatElement(0, count: capacity - bytes.count))
+            }
+            let n = bytes.withUnsafeMutableBytes { buffer in
+                read(fd, buffer.baseAddress! + count, capacity - count)
+            }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw Self.failure(path, "read")
+            }
+            if n == 0 { break }
+            count += n
+        }
+        bytes.removeSubrange(count...)
+        return bytes
+    }
+
+    func writeAll(_ fd: Int32, _ bytes: [UInt8], _ path: String) throws(StoreError) {
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeBytes { buffer in
+                Glibc.write(fd, buffer.baseAddress! + offset, bytes.count - offset)
+            }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw Self.failure(path, "write")
+            }
+            offset += n
+        }
+    }
+
+    /// Creates or truncates a file and writes to it.
+    public func write(_ bytes: [UInt8], to path: String) throws(StoreError) {
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw Self.failure(path, "create") }
+        defer { close(fd) }
+        try writeAll(fd, bytes, path)
+    }
+
+    /// Appends to a file.
+    public func append(_ bytes: [UInt8], to path: String) throws(StoreError) {
+        let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw Self.failure(path, "open for appending") }
+        defer { close(fd) }
+        try writeAll(fd, bytes, path)
+    }
+
+    /// truncate(2).
+    public func truncate(_ path: String, to size: Int) throws(StoreError) {
+        guard Glibc.truncate(path, off_t(size)) == 0 else { throw Self.failure(path, "truncate") }
+    }
+
+    /// rename(2).
+    public func rename(_ source: String, to destination: String) throws(StoreError) {
+        guard Glibc.rename(source, destination) == 0 else { throw Self.failure(destination, "rename \(source) to") }
+    }
+
+    /// unlink(2).
+    public func removeFile(_ path: String) throws(StoreError) -> Bool {
+        if unlink(path) == 0 { return true }
+        if errno == ENOENT { return false }
+        throw Self.failure(path, "remove")
+    }
+
+    /// mkdir -p.
+    public func createFolder(_ path: String) throws(StoreError) {
+        if mkdir(path, 0o755) == 0 { return }
+        let code = errno
+        if code == EEXIST {
+            var info = stat()
+            if stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR { return }
+            throw StoreError.notAFolder(path: path)
+        }
+        if code == ENOENT {
+            let parent = (path as NSString).deletingLastPathComponent
+            if !parent.isEmpty, parent != path {
+                try createFolder(parent)
+                if mkdir(path, 0o755) == 0 || errno == EEXIST { return }
+            }
+        }
+        throw Self.failure(path, "create folder", code)
+    }
+
+    /// Lists a folder with readdir (much faster than FileManager's enumerator).
+    public func entries(ofFolder path: String) throws(StoreError) -> [String]? {
+        guard let dir = opendir(path) else {
+            if errno == ENOENT { return nil }
+            if errno == ENOTDIR { throw StoreError.notAFolder(path: path) }
+            throw Self.failure(path, "list")
+        }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafePointer(to: entry.pointee.d_name) { pointer in
+                pointer.withMemoryRebound(to: CChar.self, capacity: Int(NAME_MAX) + 1) { String(cString: $0) }
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
+    /// stat(2).
+    public func status(of path: String) throws(StoreError) -> FileStatus? {
+        var info = stat()
+        if stat(path, &info) != 0 {
+            if errno == ENOENT || errno == ENOTDIR { return nil }
+            throw Self.failure(path, "stat")
+        }
+        let ms = Int64(info.st_mtim.tv_sec) * 1000 + Int64(info.st_mtim.tv_nsec) / 1_000_000
+        return FileStatus(size: Int(info.st_size), modified: Timestamp(milliseconds: ms),
+                          identity: UInt64(info.st_ino), isFolder: (info.st_mode & S_IFMT) == S_IFDIR)
+    }
+
+    /// fsync(2) on a file or folder.
+    public func synchronize(_ path: String) throws(StoreError) {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw Self.failure(path, "open for sync") }
+        defer { close(fd) }
+        guard fsync(fd) == 0 else { throw Self.failure(path, "sync") }
+    }
+
+    typealias SyncFS = @convention(c) (Int32) -> Int32
+    nonisolated(unsafe) static let syncfsFunction: SyncFS? = {
+        guard let handle = dlopen(nil, RTLD_NOW), let symbol = dlsym(handle, "syncfs") else { return nil }
+        return unsafeBitCast(symbol, to: SyncFS.self)
+    }()
+
+    /// syncfs(2) (reached through dlsym; Glibc's module map does not export it), else sync(2).
+    public func synchronizeAll(containing path: String) throws(StoreError) {
+        guard let syncfs = Self.syncfsFunction else {
+            Glibc.sync()
+            return
+        }
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw Self.failure(path, "open for sync") }
+        defer { close(fd) }
+        guard syncfs(fd) == 0 else { throw Self.failure(path, "sync") }
+    }
+
+    /// flock(2) with LOCK_NB, retried until the timeout; the holder's pid is written into the file.
+    public func lockExclusively(_ path: String, timeout: Double) throws(StoreError) -> any FileLockToken {
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw Self.failure(path, "open lock file") }
+        let start = Date()
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            guard errno == EWOULDBLOCK || errno == EINTR else {
+                let error = Self.failure(path, "lock")
+                close(fd)
+                throw error
+            }
+            let waited = Date().timeIntervalSince(start)
+            if waited >= timeout {
+                let holder = (try? contents(of: path)).flatMap { $0 }.map { String(decoding: $0, as: UTF8.self) }?
+                    .trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+                close(fd)
+                throw StoreError.locked(path: path, holder: holder.isEmpty ? "another process" : "pid \(holder)", waitedSeconds: waited)
+            }
+            usleep(20_000)
+        }
+        let pid = Array("\(getpid())\n".utf8)
+        _ = ftruncate(fd, 0)
+        _ = pid.withUnsafeBytes { pwrite(fd, $0.baseAddress, pid.count, 0) }
+        return POSIXLock(fd: fd)
+    }
+}
+
+/// A held flock.
+final class POSIXLock: FileLockToken, @unchecked Sendable {
+    private var fd: Int32
+    private let guardLock = NSLock()
+
+    init(fd: Int32) { self.fd = fd }
+
+    func release() {
+        guardLock.lock()
+        defer { guardLock.unlock() }
+        guard fd >= 0 else { return }
+        flock(fd, LOCK_UN)
+        close(fd)
+        fd = -1
+    }
+
+    deinit { release() }
+}

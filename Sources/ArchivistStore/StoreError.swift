@@ -1,0 +1,53 @@
+import Foundation
+
+/// Everything the store can fail with. Each case names what was wrong and where.
+public enum StoreError: Error, LocalizedError, Sendable, Equatable {
+    /// A file-system call failed: the path, the operation and the system's message.
+    case io(path: String, operation: String, message: String)
+    /// A file holds text that is not valid JSON.
+    case invalidJSON(path: String, error: JSONSyntaxError)
+    /// A document was refused: its ID (or where it came from) and why.
+    case invalidDocument(source: String, reason: String)
+    /// An ID cannot be used.
+    case invalidID(id: String, reason: String)
+    /// No document has this ID.
+    case notFound(id: String)
+    /// The data folder was written by a newer Archivist.
+    case newerFormat(path: String, found: Int, supported: Int)
+    /// The metadata file is unreadable or malformed.
+    case invalidMetadata(path: String, reason: String)
+    /// Another process holds the write lock.
+    case locked(path: String, holder: String, waitedSeconds: Double)
+    /// The data folder path is not a folder.
+    case notAFolder(path: String)
+
+    /// A one-line, lowercase message that starts with its subject.
+    public var errorDescription: String? {
+        switch self {
+        case .io(let path, let operation, let message):
+            return "\(path): cannot \(operation): \(message)"
+        case .invalidJSON(let path, let error):
+            return "\(path): \(error.description)"
+        case .invalidDocument(let source, let reason):
+            return "\(source): \(reason)"
+        case .invalidID(let id, let reason):
+            return "ID \(StoreError.quote(id)): \(reason)"
+        case .notFound(let id):
+            return "ID \(StoreError.quote(id)): no such document"
+        case .newerFormat(let path, let found, let supported):
+            return "\(path): format version \(found) is newer than this archivist supports (\(supported)); upgrade archivist"
+        case .invalidMetadata(let path, let reason):
+            return "\(path): \(reason)"
+        case .locked(let path, let holder, let waited):
+            return "\(path): locked by \(holder); gave up after \(String(format: "%.1f", waited)) s"
+        case .notAFolder(let path):
+            return "\(path): not a folder"
+        }
+    }
+
+    /// An ID quoted for messages, clipped so a huge ID does not flood the terminal.
+    static func quote(_ id: String) -> String {
+        let clipped = id.count > 80 ? String(id.prefix(77)) + "..." : id
+        return "'" + clipped + "'"
+    }
+}

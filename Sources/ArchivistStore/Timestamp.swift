@@ -1,0 +1,88 @@
+import Foundation
+
+/// Milliseconds since 1970 in UTC, written in the index as `2026-11-29T19:25:56.123Z`.
+///
+/// The fixed format is formatted and parsed by hand: the index holds two per document and is read
+/// at every open.
+public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible {
+    /// Milliseconds since 1970-01-01T00:00:00Z.
+    public var milliseconds: Int64
+
+    /// Wraps a count of milliseconds.
+    public init(milliseconds: Int64) {
+        self.milliseconds = milliseconds
+    }
+
+    /// The current time.
+    public static func now() -> Timestamp {
+        Timestamp(milliseconds: Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)))
+    }
+
+    /// The instant as a `Date`.
+    public var date: Date { Date(timeIntervalSince1970: Double(milliseconds) / 1000) }
+
+    /// Orders by time.
+    public static func < (lhs: Timestamp, rhs: Timestamp) -> Bool { lhs.milliseconds < rhs.milliseconds }
+
+    /// `YYYY-MM-DDTHH:MM:SS.mmmZ`.
+    public var description: String {
+        let ms = milliseconds
+        var days = ms >= 0 ? ms / 86_400_000 : (ms - 86_399_999) / 86_400_000
+        let msOfDay = ms - days * 86_400_000
+        // Civil from days (Howard Hinnant's algorithm).
+        days += 719_468
+        let era = (days >= 0 ? days : days - 146_096) / 146_097
+        let doe = days - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
+        var year = yoe + era * 400
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let day = doy - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        if month <= 2 { year += 1 }
+        func pad(_ value: Int64, _ width: Int) -> String {
+            let text = String(value)
+            return text.count >= width ? text : String(repeating: "0", count: width - text.count) + text
+        }
+        let h = msOfDay / 3_600_000, m = msOfDay / 60_000 % 60, s = msOfDay / 1000 % 60, f = msOfDay % 1000
+        return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(h, 2)):\(pad(m, 2)):\(pad(s, 2)).\(pad(f, 3))Z"
+    }
+
+    /// Parses `YYYY-MM-DDTHH:MM:SS(.fff)Z`; nil for anything else.
+    public init?(parsing text: String) {
+        let bytes = Array(text.utf8)
+        guard bytes.count >= 20, bytes.last == UInt8(ascii: "Z") else { return nil }
+        func number(_ range: Range<Int>) -> Int64? {
+            var value: Int64 = 0
+            for i in range {
+                let b = bytes[i]
+                guard b >= 48, b <= 57 else { return nil }
+                value = value * 10 + Int64(b - 48)
+            }
+            return value
+        }
+        guard bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"), bytes[10] == UInt8(ascii: "T"),
+              bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":"),
+              let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
+              let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
+              (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61
+        else { return nil }
+        var fraction: Int64 = 0
+        if bytes.count > 20 {
+            guard bytes[19] == UInt8(ascii: "."), bytes.count > 21, let digits = number(20..<(bytes.count - 1)) else { return nil }
+            let count = bytes.count - 21
+            fraction = count >= 3 ? digits / Int64(pow(10, Double(count - 3))) : digits * Int64(pow(10, Double(3 - count)))
+        } else if bytes[19] != UInt8(ascii: "Z") {
+            return nil
+        }
+        // Days from civil.
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let mp = month > 2 ? month - 3 : month + 9
+        let doy = (153 * mp + 2) / 5 + day - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        let days = era * 146_097 + doe - 719_468
+        milliseconds = ((days * 24 + hour) * 60 + minute) * 60_000 + second * 1000 + fraction
+    }
+}
