@@ -215,7 +215,7 @@ extension DocumentStore {
 
     func checkLocked(_ state: inout State) throws(StoreError) -> [StoreProblem] {
         var problems: [StoreProblem] = []
-        if case .unreadable(let line, let reason)? = try indexReadability() {
+        if case .unreadable(let line, let reason)? = try indexReadability(metadata: state.metadata) {
             problems.append(StoreProblem(kind: .unreadableIndex, file: FileNames.index, id: nil, detail: "line \(line): \(reason)"))
         }
         let scanned = try scanDocuments(projection: state.projection, storedAt: state.entries)
@@ -262,9 +262,9 @@ extension DocumentStore {
     }
 
     /// Whether the index file parses, without touching the state.
-    func indexReadability() throws(StoreError) -> IndexLoad? {
+    func indexReadability(metadata: StoreMetadata) throws(StoreError) -> IndexLoad? {
         guard let bytes = try fileSystem.contents(of: path(FileNames.index)) else { return nil }
-        var scratch = State(metadata: state.withLock { $0.metadata })
+        var scratch = State(metadata: metadata)
         return apply(bytes, startingAtLine: 1, to: &scratch)
     }
 

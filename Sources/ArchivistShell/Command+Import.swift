@@ -1,0 +1,120 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+import ArchivistStore
+import Foundation
+
+extension Command {
+    /// How many documents `import` stores per durable batch.
+    static let importBatchSize = 2000
+
+    /// `import FILE|-`: upsert documents from a file or standard input.
+    public static let `import` = Command(
+        name: "import", synopsis: "FILE|-", summary: "Add or update documents from JSON Lines, a JSON array or a saved NYT API response",
+        discussion: """
+        Reads FILE (or standard input for -): JSON Lines (one document per line), a JSON array of
+        documents, one document, or a saved NYT Article Search response (documents at response.docs).
+        Documents are upserted by _id in durable batches; one without _id gets a new UUID, except in
+        an API response, where it is refused. A bad line is reported with its line number and skipped;
+        the good ones are stored. Prints {"added":N,"updated":N,"unchanged":N,"failed":N}; exits 1 if
+        any document failed.
+        """,
+        examples: ["import articles.jsonl", "import saved-response.json", "export | archivist --data copy import -"],
+        arity: 1...1, isWriting: true
+    ) { invocation, shell in
+        let source = invocation.positionals[0]
+        let name = source == "-" ? "stdin" : source
+        let bytes: [UInt8]
+        if source == "-" {
+            bytes = shell.readStandardInput()
+        } else {
+            do {
+                guard let contents = try POSIXFileSystem().contents(of: source) else {
+                    throw ShellError.failure("import: \(source): no such file")
+                }
+                bytes = contents
+            } catch let error as StoreError {
+                throw ShellError.failure("import: " + (error.errorDescription ?? source))
+            }
+        }
+        let reader: ImportReader
+        do throws(ImportReader.ImportFailure) {
+            reader = try ImportReader(bytes: bytes)
+        } catch {
+            throw ShellError.failure("import: \(name): \(error.message); nothing was stored")
+        }
+        let store = try shell.store()
+        var counts: [String: Int] = ["added": 0, "updated": 0, "unchanged": 0, "failed": 0]
+        var start = 0
+        while start < reader.count {
+            let end = min(start + importBatchSize, reader.count)
+            let items = reader.items(start..<end)
+            var documents: [JSONValue] = []
+            var locations: [String] = []
+            for item in items {
+                switch item.document {
+                case .success(let document):
+                    documents.append(document)
+                    locations.append(item.location)
+                case .failure(let failure):
+                    counts["failed", default: 0] += 1
+                    shell.errors.line("error: import: \(name): \(item.location): \(failure.message)")
+                }
+            }
+            let results = try store.upsert(documents)
+            for (result, location) in zip(results, locations) {
+                switch result.outcome {
+                case .success(let outcome):
+                    counts[outcome.rawValue, default: 0] += 1
+                case .failure(let error):
+                    counts["failed", default: 0] += 1
+                    shell.errors.line("error: import: \(name): \(location): \(error.errorDescription ?? "refused")")
+                }
+            }
+            start = end
+        }
+        shell.renderer.render(single: Record(["added", "updated", "unchanged", "failed"].map { ($0, .int(counts[$0]!)) }), to: shell.output)
+        if counts["failed"]! > 0 { throw ShellError.reported }
+    }
+
+    /// `export [--to FILE]`: write every document as JSON Lines.
+    public static let export = Command(
+        name: "export", synopsis: "", summary: "Write every document as JSON Lines, sorted by ID",
+        discussion: """
+        One document per line, compact, keys sorted, in ID order, on standard output or, with --to,
+        into FILE (written to a temporary file, synced, then renamed, so FILE is never half-written).
+        """,
+        examples: ["export > backup.jsonl", "export --to backup.jsonl"],
+        options: [Option("--to", value: "FILE", help: "write to FILE instead of standard output")],
+        arity: 0...0
+    ) { invocation, shell in
+        let store = try shell.store()
+        let destination = invocation.value("--to")
+        let sink = destination == nil ? shell.output : TextSink()
+        var failures = 0
+        for entry in try store.entries() {
+            do {
+                guard let document = try store.document(withID: entry.id) else { continue }
+                var line = JSONWriter.compactBytes(document)
+                line.append(0x0A)
+                sink.write(bytes: line)
+            } catch {
+                failures += 1
+                shell.errors.line("error: export: " + Shell.message(for: error))
+            }
+        }
+        if let destination {
+            let temporary = destination + ".tmp-\(getpid())"
+            let fileSystem = POSIXFileSystem()
+            do {
+                try fileSystem.write(sink.captured, to: temporary)
+                try fileSystem.synchronize(temporary)
+                try fileSystem.rename(temporary, to: destination)
+            } catch {
+                _ = try? fileSystem.removeFile(temporary)
+                throw ShellError.failure("export: " + Shell.message(for: error))
+            }
+        }
+        if failures > 0 { throw ShellError.reported }
+    }
+}

@@ -1,0 +1,174 @@
+import ArchivistStore
+
+extension Command {
+    /// `put ID JSON`: store a document under an ID.
+    public static let put = Command(
+        name: "put", synopsis: "ID JSON", summary: "Add or replace the document with this ID",
+        discussion: """
+        The JSON must be an object. Its _id, when present, must equal ID; when absent it is set to ID.
+        Prints added, updated or unchanged (unchanged writes nothing).
+        """,
+        examples: [#"put nyt://article/0b1c0a4e-2b43-5d0e-9f47-2a8b7b31f7c9 '{"headline":{"main":"Hello"}}'"#],
+        arity: 2...2, isWriting: true
+    ) { invocation, shell in
+        let id = invocation.positionals[0]
+        let document = try parseArgument(invocation.positionals[1], command: "put")
+        let outcome = try shell.store().put(document, id: id)
+        shell.renderer.render(single: Record([("id", .string(id)), ("outcome", .string(outcome.rawValue))]), to: shell.output)
+    }
+
+    /// `add JSON`: store a document under its `_id` or a new UUID.
+    public static let add = Command(
+        name: "add", synopsis: "JSON", summary: "Add a document under its _id, or under a new UUID when it has none",
+        discussion: "Prints the document's ID and added, updated or unchanged.",
+        examples: [#"add '{"_id":"4fd2a0b78eb7c8105d88fd8e","headline":{"main":"Hello"}}'"#, #"add '{"note":"gets a UUID"}'"#],
+        arity: 1...1, isWriting: true
+    ) { invocation, shell in
+        let document = try parseArgument(invocation.positionals[0], command: "add")
+        let (id, outcome) = try shell.store().add(document)
+        shell.renderer.render(single: Record([("id", .string(id)), ("outcome", .string(outcome.rawValue))]), to: shell.output)
+    }
+
+    /// `get ID`: print a stored document.
+    public static let get = Command(
+        name: "get", synopsis: "ID", summary: "Print the document with this ID",
+        discussion: """
+        Prints the document as stored (pretty JSON) in table and json formats, on one line in jsonl,
+        and its top-level fields as columns in csv.
+        """,
+        examples: ["get 4fd2a0b78eb7c8105d88fd8e", "--format jsonl get nyt://article/0b1c0a4e-2b43-5d0e-9f47-2a8b7b31f7c9"],
+        arity: 1...1
+    ) { invocation, shell in
+        let id = invocation.positionals[0]
+        let store = try shell.store()
+        guard let bytes = try store.documentBytes(withID: id) else { throw StoreError.notFound(id: id) }
+        switch shell.effectiveFormat {
+        case .table, .json:
+            shell.output.write(bytes: bytes)
+        case .jsonl, .csv:
+            let document: JSONValue
+            do throws(JSONSyntaxError) {
+                document = try JSONParser.parse(bytes)
+            } catch {
+                throw StoreError.invalidJSON(path: store.folder + "/" + FileNames.documentPath(for: id), error: error)
+            }
+            if shell.effectiveFormat == .jsonl {
+                shell.output.write(bytes: JSONWriter.compactBytes(document) + [0x0A])
+            } else if case .object(let members) = document {
+                shell.renderer.render(list: [Record(members.map { ($0.key, $0.value) })], to: shell.output)
+            }
+        }
+    }
+
+    /// `remove ID...`: remove documents.
+    public static let remove = Command(
+        name: "remove", synopsis: "ID...", summary: "Remove the documents with these IDs",
+        discussion: "All the IDs are removed in one durable batch. An ID with no document is an error; the others are still removed.",
+        examples: ["remove 4fd2a0b78eb7c8105d88fd8e", "remove id-1 id-2 id-3"],
+        arity: 1...Int.max, isWriting: true
+    ) { invocation, shell in
+        let ids = invocation.positionals
+        let removed = try shell.store().remove(ids)
+        for (id, wasRemoved) in zip(ids, removed) where !wasRemoved {
+            shell.errors.line("error: " + (StoreError.notFound(id: id).errorDescription ?? id))
+        }
+        let count = removed.filter { $0 }.count
+        shell.renderer.render(single: Record([("removed", .int(count)), ("missing", .int(ids.count - count))]), to: shell.output)
+        if count < ids.count { throw ShellError.reported }
+    }
+
+    /// `stats`: counts of the data folder.
+    public static let stats = Command(
+        name: "stats", synopsis: "", summary: "Show document count, bytes, index size and dead index entries",
+        examples: ["stats", "--format json stats"], arity: 0...0
+    ) { _, shell in
+        let stats = try shell.store().statistics()
+        shell.renderer.render(single: Record([
+            ("folder", .string(shell.dataFolder)),
+            ("documents", .int(stats.documents)),
+            ("document_bytes", .int(stats.documentBytes)),
+            ("index_bytes", .int(stats.indexBytes)),
+            ("index_lines", .int(stats.indexLines)),
+            ("dead_entries", .int(stats.deadEntries)),
+            ("format_version", .int(stats.formatVersion)),
+            ("projection", .array(stats.projection.map { .string($0) })),
+        ]), to: shell.output)
+    }
+
+    /// `check`: compare documents with the index.
+    public static let check = Command(
+        name: "check", synopsis: "", summary: "Verify every document against the index; exit 1 naming each problem",
+        discussion: "Reads every document file. Each problem is printed as FILE: WHAT (or a record in json, jsonl, csv); 'archivist repair' fixes them.",
+        examples: ["check"], arity: 0...0
+    ) { _, shell in
+        let store = try shell.store()
+        let problems = try store.check()
+        if problems.isEmpty {
+            let count = try store.count
+            shell.renderer.render(single: Record([("ok", .bool(true)), ("documents", .int(count)), ("problems", .int(0))]), to: shell.output)
+            return
+        }
+        if shell.effectiveFormat == .table {
+            for problem in problems { shell.output.line(problem.description) }
+        } else {
+            shell.renderer.render(list: problems.map { problem in
+                Record([("kind", .string(problem.kind.rawValue)), ("file", .string(problem.file)),
+                        ("id", problem.id.map(JSONValue.string) ?? .null), ("detail", .string(problem.detail))])
+            }, to: shell.output)
+        }
+        throw ShellError.failure("check: \(problems.count) problem\(problems.count == 1 ? "" : "s") in \(shell.dataFolder); run 'archivist repair'")
+    }
+
+    /// `repair`: fix what `check` finds.
+    public static let repair = Command(
+        name: "repair", synopsis: "", summary: "Fix what check finds: quarantine unreadable files, rebuild the index",
+        discussion: """
+        Unreadable documents and documents without _id are moved to quarantine/<time>/ (never deleted);
+        a document stored under the wrong file name is moved to its right place; the index is rebuilt
+        from the documents. Prints each action.
+        """,
+        examples: ["repair"], arity: 0...0, isWriting: true
+    ) { _, shell in
+        let report = try shell.store().repair()
+        var records: [Record] = []
+        for item in report.quarantined {
+            records.append(Record([("action", .string("quarantined")), ("file", .string(item.from)), ("to", .string(item.to))]))
+        }
+        for item in report.moved {
+            records.append(Record([("action", .string("moved")), ("file", .string(item.from)), ("to", .string(item.to))]))
+        }
+        if report.rebuiltIndex {
+            records.append(Record([("action", .string("rebuilt")), ("file", .string(FileNames.index)), ("to", .string(FileNames.index))]))
+        }
+        if records.isEmpty {
+            shell.renderer.render(single: Record([("ok", .bool(true)), ("problems", .int(0))]), to: shell.output)
+        } else {
+            shell.renderer.render(list: records, to: shell.output)
+        }
+        let remaining = try shell.store().check()
+        if !remaining.isEmpty {
+            throw ShellError.failure("repair: \(remaining.count) problem(s) remain, first: \(remaining[0].description)")
+        }
+    }
+
+    /// `compact`: rewrite the index without dead entries.
+    public static let compact = Command(
+        name: "compact", synopsis: "", summary: "Rewrite the index without dead entries",
+        examples: ["compact"], arity: 0...0, isWriting: true
+    ) { _, shell in
+        let store = try shell.store()
+        let dropped = try store.compact()
+        let stats = try store.statistics()
+        shell.renderer.render(single: Record([("dropped", .int(dropped)), ("index_lines", .int(stats.indexLines)),
+                                              ("index_bytes", .int(stats.indexBytes))]), to: shell.output)
+    }
+
+    /// Parses a JSON command-line argument, naming the command in the error.
+    static func parseArgument(_ text: String, command: String) throws -> JSONValue {
+        do throws(JSONSyntaxError) {
+            return try JSONParser.parse(text)
+        } catch {
+            throw ShellError.failure("\(command): JSON argument: \(error.description)")
+        }
+    }
+}

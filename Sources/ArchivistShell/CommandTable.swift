@@ -1,0 +1,23 @@
+/// The commands `archivist` knows, in the order `help` lists them.
+public struct CommandTable: Sendable {
+    /// The commands.
+    public var commands: [Command]
+
+    /// A table of these commands.
+    public init(_ commands: [Command]) {
+        self.commands = commands
+    }
+
+    /// Every command of the store.
+    public static let standard = CommandTable([
+        .put, .add, .get, .remove, .import, .export, .stats, .check, .repair, .compact, .help,
+    ])
+
+    /// The command with this name.
+    public func command(named name: String) -> Command? {
+        commands.first { $0.name == name }
+    }
+
+    /// The command names, for completion.
+    public var names: [String] { commands.map(\.name) }
+}

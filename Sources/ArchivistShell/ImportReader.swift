@@ -1,0 +1,194 @@
+import ArchivistStore
+import Dispatch
+
+/// Splits an import file into documents: JSON Lines, a JSON array of documents, one document, or
+/// a saved NYT API response (documents at `response.docs`).
+public struct ImportReader: Sendable {
+    /// One document read from the input, or why it could not be read.
+    public struct Item: Sendable {
+        /// Where it came from, for messages: `line 3`, `element 2`, `response.docs[4]`.
+        public var location: String
+        /// The document, or a message.
+        public var document: Result<JSONValue, ImportFailure>
+    }
+
+    /// Why one item of an import failed.
+    public struct ImportFailure: Error, Sendable {
+        /// What was wrong.
+        public var message: String
+    }
+
+    /// The shapes an input can have.
+    public enum Shape: Sendable, Equatable {
+        /// One JSON value per line.
+        case jsonLines
+        /// A JSON array of documents.
+        case array
+        /// One JSON object.
+        case single
+        /// An NYT Article Search response.
+        case apiResponse
+    }
+
+    /// The input's shape.
+    public let shape: Shape
+    private let bytes: [UInt8]
+    private let values: [JSONValue]
+    private let labels: [String]
+    private let lineRanges: [Range<Int>]
+    private let lineNumbers: [Int]
+
+    /// Reads `bytes`; throws a message naming the line and column when the input as a whole is
+    /// neither JSON Lines nor one JSON value.
+    public init(bytes: [UInt8]) throws(ImportFailure) {
+        self.bytes = bytes
+        var start = 0
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { start = 3 }
+        while start < bytes.count, [0x20, 0x0A, 0x0D, 0x09].contains(bytes[start]) { start += 1 }
+        var shape = Shape.jsonLines
+        var values: [JSONValue] = []
+        var labels: [String] = []
+        if start < bytes.count, bytes[start] == UInt8(ascii: "[") || bytes[start] == UInt8(ascii: "{") {
+            let parsed: Result<JSONValue, JSONSyntaxError>
+            do throws(JSONSyntaxError) {
+                parsed = .success(try JSONParser.parse(bytes))
+            } catch {
+                parsed = .failure(error)
+            }
+            switch parsed {
+            case .success(let value):
+                switch value {
+                case .array(let elements):
+                    shape = .array
+                    values = elements
+                    labels = elements.indices.map { "element \($0 + 1)" }
+                case .object:
+                    if let response = value["response"] {
+                        shape = .apiResponse
+                        guard response.isObject else { throw ImportFailure(message: "response: expected an object, found \(response.typeName)") }
+                        switch response["docs"] {
+                        case .array(let docs)?:
+                            values = docs
+                            labels = docs.indices.map { "response.docs[\($0)]" }
+                        case .null?:
+                            break
+                        case let other?:
+                            throw ImportFailure(message: "response.docs: expected an array, found \(other.typeName)")
+                        case nil:
+                            throw ImportFailure(message: "response.docs: missing (not an NYT API response)")
+                        }
+                    } else if let fault = value["fault"] {
+                        let text = fault["faultstring"]?.stringValue ?? JSONWriter.compactString(fault)
+                        throw ImportFailure(message: "an API error, not documents: \(text)")
+                    } else {
+                        shape = .single
+                        values = [value]
+                        labels = ["document"]
+                    }
+                default:
+                    break
+                }
+            case .failure(let error):
+                // Several values (JSON Lines) or a broken line: read line by line, unless even the
+                // first line is not a value of its own, in which case the file is broken JSON.
+                let firstLineEnd = bytes[start...].firstIndex(of: 0x0A) ?? bytes.count
+                if error.reason != "unexpected data after the value",
+                   (try? JSONParser.parse(Array(bytes[start..<firstLineEnd]))) == nil {
+                    let (line, column) = ImportReader.lineAndColumn(of: error.offset, in: bytes)
+                    throw ImportFailure(message: "invalid JSON at line \(line), column \(column): \(error.reason)")
+                }
+            }
+        }
+        self.shape = shape
+        self.values = values
+        self.labels = labels
+        var ranges: [Range<Int>] = []
+        var numbers: [Int] = []
+        if shape == .jsonLines {
+            var lineStart = 0
+            var number = 1
+            bytes.withUnsafeBufferPointer { buffer in
+                for index in 0...buffer.count where index == buffer.count || buffer[index] == 0x0A {
+                    var range = lineStart..<index
+                    if number == 1, bytes.starts(with: [0xEF, 0xBB, 0xBF]) { range = min(3, index)..<index }
+                    let isBlank = buffer[range].allSatisfy { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }
+                    if !isBlank {
+                        ranges.append(range)
+                        numbers.append(number)
+                    }
+                    number += 1
+                    lineStart = index + 1
+                }
+            }
+        }
+        self.lineRanges = ranges
+        self.lineNumbers = numbers
+    }
+
+    /// How many items the input holds.
+    public var count: Int { shape == .jsonLines ? lineRanges.count : values.count }
+
+    /// Items `range` of the input, parsed (JSON lines are parsed on all cores).
+    public func items(_ range: Range<Int>) -> [Item] {
+        if shape != .jsonLines {
+            return range.map { index in
+                let value = values[index]
+                if shape == .apiResponse, value.isObject, value["_id"] == nil {
+                    return Item(location: labels[index], document: .failure(ImportFailure(message: "no _id in the document")))
+                }
+                return Item(location: labels[index], document: .success(value))
+            }
+        }
+        let results = ResultBox(count: range.count)
+        let workers = min(4, max(1, range.count / 256))
+        bytes.withUnsafeBufferPointer { buffer in
+            nonisolated(unsafe) let buffer = buffer
+            DispatchQueue.concurrentPerform(iterations: workers) { worker in
+                var index = range.lowerBound + worker
+                while index < range.upperBound {
+                    let line = UnsafeBufferPointer(rebasing: buffer[lineRanges[index]])
+                    let location = "line \(lineNumbers[index])"
+                    do throws(JSONSyntaxError) {
+                        results.set(index - range.lowerBound, Item(location: location, document: .success(try JSONParser.parse(line))))
+                    } catch {
+                        results.set(index - range.lowerBound, Item(location: location, document: .failure(ImportFailure(message: error.description))))
+                    }
+                    index += workers
+                }
+            }
+        }
+        return results.items
+    }
+
+    static func lineAndColumn(of offset: Int, in bytes: [UInt8]) -> (Int, Int) {
+        var line = 1
+        var lineStart = 0
+        for index in 0..<min(offset, bytes.count) where bytes[index] == 0x0A {
+            line += 1
+            lineStart = index + 1
+        }
+        return (line, offset - lineStart + 1)
+    }
+}
+
+/// Slots filled from several threads, each slot by one thread (a raw buffer, so the threads
+/// never touch a shared array's storage).
+private final class ResultBox: @unchecked Sendable {
+    private let storage: UnsafeMutableBufferPointer<ImportReader.Item?>
+
+    init(count: Int) {
+        storage = .allocate(capacity: count)
+        storage.initialize(repeating: nil)
+    }
+
+    func set(_ index: Int, _ item: ImportReader.Item) {
+        storage[index] = item
+    }
+
+    var items: [ImportReader.Item] { storage.map { $0! } }
+
+    deinit {
+        storage.deinitialize()
+        storage.deallocate()
+    }
+}

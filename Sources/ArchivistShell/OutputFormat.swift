@@ -1,0 +1,11 @@
+/// How results are printed.
+public enum OutputFormat: String, Sendable, CaseIterable {
+    /// Aligned columns for people (the default on a terminal).
+    case table
+    /// One JSON value (an array for several records).
+    case json
+    /// One JSON value per line (the default when stdout is not a terminal).
+    case jsonl
+    /// A header line and one line per record.
+    case csv
+}

@@ -1,0 +1,100 @@
+import ArchivistStore
+
+/// Prints records in each output format.
+public struct Renderer: Sendable {
+    /// The format to print in.
+    public var format: OutputFormat
+
+    /// Creates a renderer.
+    public init(format: OutputFormat) {
+        self.format = format
+    }
+
+    /// Prints one record: a JSON object, a JSON line, a CSV header and row, or `name  value` lines.
+    public func render(single record: Record, to sink: TextSink) {
+        switch format {
+        case .json:
+            sink.write(bytes: JSONWriter.prettyBytes(record.jsonObject))
+        case .jsonl:
+            sink.write(bytes: JSONWriter.compactBytes(record.jsonObject) + [0x0A])
+        case .csv:
+            render(list: [record], to: sink)
+        case .table:
+            let width = record.fields.map { $0.name.count }.max() ?? 0
+            for field in record.fields {
+                sink.line(field.name.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + Renderer.plainText(field.value))
+            }
+        }
+    }
+
+    /// Prints records: a JSON array, JSON lines, CSV, or an aligned table with a header.
+    public func render(list records: [Record], to sink: TextSink) {
+        switch format {
+        case .json:
+            sink.write(bytes: JSONWriter.prettyBytes(.array(records.map(\.jsonObject))))
+        case .jsonl:
+            for record in records {
+                sink.write(bytes: JSONWriter.compactBytes(record.jsonObject) + [0x0A])
+            }
+        case .csv:
+            let columns = Renderer.columns(of: records)
+            sink.line(columns.map(Renderer.csvEscape).joined(separator: ","))
+            for record in records {
+                let row = columns.map { column in record.fields.first { $0.name == column }.map { Renderer.plainText($0.value) } ?? "" }
+                sink.line(row.map(Renderer.csvEscape).joined(separator: ","))
+            }
+        case .table:
+            let columns = Renderer.columns(of: records)
+            let rows = records.map { record in
+                columns.map { column in
+                    record.fields.first { $0.name == column }.map { Renderer.plainText($0.value) } ?? ""
+                }.map { $0.replacingOccurrences(of: "\n", with: " ") }
+            }
+            var widths = columns.map(\.count)
+            for row in rows {
+                for (i, cell) in row.enumerated() { widths[i] = max(widths[i], cell.count) }
+            }
+            func format(_ cells: [String]) -> String {
+                var line = ""
+                for (i, cell) in cells.enumerated() {
+                    if i > 0 { line += "  " }
+                    line += i == cells.count - 1 ? cell : cell.padding(toLength: widths[i], withPad: " ", startingAt: 0)
+                }
+                return line
+            }
+            sink.line(format(columns))
+            for row in rows { sink.line(format(row)) }
+        }
+    }
+
+    /// The union of the records' column names, in first-seen order.
+    static func columns(of records: [Record]) -> [String] {
+        var seen: Set<String> = []
+        var columns: [String] = []
+        for record in records {
+            for field in record.fields where seen.insert(field.name).inserted {
+                columns.append(field.name)
+            }
+        }
+        return columns
+    }
+
+    /// A value as plain text: strings bare, `null` empty, anything else as compact JSON.
+    public static func plainText(_ value: JSONValue) -> String {
+        switch value {
+        case .string(let text): return text
+        case .null: return ""
+        case .number(let literal): return literal
+        case .bool(let flag): return flag ? "true" : "false"
+        default: return JSONWriter.compactString(value)
+        }
+    }
+
+    /// Quotes a CSV cell when it needs it (RFC 4180).
+    static func csvEscape(_ cell: String) -> String {
+        if cell.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) {
+            return "\"" + cell.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        }
+        return cell
+    }
+}

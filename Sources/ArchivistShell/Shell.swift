@@ -1,0 +1,156 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+import ArchivistStore
+import Foundation
+
+/// Runs commands from the command table against a data folder and prints their results.
+///
+/// One shell serves one `archivist` process: a single command from the command line now, and a
+/// script or an interactive session later. It opens the store once and keeps it; each command
+/// sees what other processes committed before it started.
+public final class Shell: @unchecked Sendable {
+    /// The version printed by `--version`.
+    public static let version = "0.1.0"
+
+    /// The data folder.
+    public private(set) var dataFolder: String
+    /// The output format chosen with `--format` (nil: table on a terminal, else jsonl).
+    public var format: OutputFormat?
+    /// Where results go.
+    public let output: TextSink
+    /// Where errors go.
+    public let errors: TextSink
+    /// Reads all of standard input (for `import -`).
+    public let readStandardInput: @Sendable () -> [UInt8]
+    /// The commands this shell knows.
+    public let commands: CommandTable
+    private var openedStore: DocumentStore?
+
+    /// Creates a shell over a data folder.
+    public init(dataFolder: String, format: OutputFormat? = nil, output: TextSink, errors: TextSink,
+                commands: CommandTable = .standard,
+                readStandardInput: @escaping @Sendable () -> [UInt8] = { Array(FileHandle.standardInput.readDataToEndOfFile()) }) {
+        self.dataFolder = dataFolder
+        self.format = format
+        self.output = output
+        self.errors = errors
+        self.commands = commands
+        self.readStandardInput = readStandardInput
+    }
+
+    /// The format in force.
+    public var effectiveFormat: OutputFormat {
+        format ?? (output.isTerminal ? .table : .jsonl)
+    }
+
+    /// A renderer for the format in force.
+    public var renderer: Renderer { Renderer(format: effectiveFormat) }
+
+    /// The store, opened on first use.
+    public func store() throws(StoreError) -> DocumentStore {
+        if let openedStore {
+            try openedStore.refresh()
+            return openedStore
+        }
+        let lockTimeout = ProcessInfo.processInfo.environment["ARCHIVIST_LOCK_TIMEOUT"].flatMap(Double.init) ?? 10
+        let store = try DocumentStore(folder: dataFolder, options: .init(lockTimeout: lockTimeout))
+        openedStore = store
+        return store
+    }
+
+    /// Switches to another data folder (the store is opened again on next use).
+    public func open(dataFolder: String) {
+        self.dataFolder = dataFolder
+        openedStore = nil
+    }
+
+    /// Runs `archivist ARGS...`: global options anywhere, then a command and its arguments.
+    /// Returns the exit status; errors are printed on the error sink.
+    public func run(arguments: [String]) -> Int32 {
+        defer {
+            output.flush()
+            errors.flush()
+        }
+        var rest: [String] = []
+        var index = 0
+        do throws(ShellError) {
+            while index < arguments.count {
+                let argument = arguments[index]
+                index += 1
+                if argument == "--" {
+                    rest.append(contentsOf: arguments[(index - 1)...])
+                    break
+                }
+                let (name, inline) = Self.split(argument)
+                switch name {
+                case "--data", "--format":
+                    guard let value = inline ?? (index < arguments.count ? arguments[index] : nil) else {
+                        throw .usage("option '\(name)' needs a value", command: nil)
+                    }
+                    if inline == nil { index += 1 }
+                    if name == "--data" {
+                        guard !value.isEmpty else { throw .usage("option '--data' needs a folder", command: nil) }
+                        open(dataFolder: value)
+                    } else {
+                        guard let format = OutputFormat(rawValue: value) else {
+                            throw .usage("unknown format '\(value)'; use table, json, jsonl or csv", command: nil)
+                        }
+                        self.format = format
+                    }
+                case "--help", "-h":
+                    rest.insert("help", at: 0)
+                case "--version":
+                    output.line("archivist \(Self.version)")
+                    return ExitStatus.success
+                default:
+                    rest.append(argument)
+                }
+            }
+        } catch {
+            return report(error)
+        }
+        guard let name = rest.first else {
+            errors.line("usage: archivist [--data DIR] [--format table|json|jsonl|csv] COMMAND [ARGS...]")
+            errors.line("run 'archivist help' for the list of commands")
+            return ExitStatus.usage
+        }
+        return execute(command: name, arguments: Array(rest.dropFirst()))
+    }
+
+    /// Runs one command with its arguments; returns the exit status.
+    public func execute(command name: String, arguments: [String]) -> Int32 {
+        guard let command = commands.command(named: name) else {
+            return report(ShellError.usage("unknown command '\(name)'; run 'archivist help' for the list", command: nil))
+        }
+        do {
+            let invocation = try command.parse(arguments)
+            try command.run(invocation, self)
+            return ExitStatus.success
+        } catch {
+            return report(error)
+        }
+    }
+
+    /// Prints an error as one line on the error sink and returns its exit status.
+    @discardableResult
+    public func report(_ error: any Error) -> Int32 {
+        if let shellError = error as? ShellError {
+            if let message = shellError.errorDescription { errors.line("error: " + message) }
+            return shellError.exitStatus
+        }
+        errors.line("error: " + Self.message(for: error))
+        return ExitStatus.failure
+    }
+
+    /// A one-line message for any error.
+    public static func message(for error: any Error) -> String {
+        let text = (error as? LocalizedError)?.errorDescription ?? String(describing: error)
+        return text.replacingOccurrences(of: "\n", with: " ")
+    }
+
+    static func split(_ argument: String) -> (String, String?) {
+        guard argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") else { return (argument, nil) }
+        return (String(argument[..<equals]), String(argument[argument.index(after: equals)...]))
+    }
+}

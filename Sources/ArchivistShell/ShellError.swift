@@ -1,0 +1,39 @@
+import ArchivistStore
+import Foundation
+
+/// How a command can fail; each case maps to an exit status.
+public enum ShellError: Error, LocalizedError, Sendable, Equatable {
+    /// The command line was wrong (exit 64): the message, and the command whose usage to show.
+    case usage(String, command: String?)
+    /// The command ran and failed (exit 1).
+    case failure(String)
+    /// The command already reported its errors on stderr; it only needs exit 1.
+    case reported
+
+    /// A one-line message.
+    public var errorDescription: String? {
+        switch self {
+        case .usage(let message, _): return message
+        case .failure(let message): return message
+        case .reported: return nil
+        }
+    }
+
+    /// The process exit status this error calls for.
+    public var exitStatus: Int32 {
+        switch self {
+        case .usage: return ExitStatus.usage
+        case .failure, .reported: return ExitStatus.failure
+        }
+    }
+}
+
+/// The exit statuses of `archivist`.
+public enum ExitStatus {
+    /// Success.
+    public static let success: Int32 = 0
+    /// A command failed.
+    public static let failure: Int32 = 1
+    /// Bad usage (as sysexits' EX_USAGE).
+    public static let usage: Int32 = 64
+}
