@@ -177,8 +177,8 @@ extension DocumentStore {
     }
 
     /// Replaces the entries with ones derived from the documents; with `persist`, also the file
-    /// (an unreadable index file is first copied to the quarantine folder).
-    func rebuildEntries(_ state: inout State, persist: Bool) throws(StoreError) {
+    /// (with `keepingOldIndex`, the old index file is first copied to the quarantine folder).
+    func rebuildEntries(_ state: inout State, persist: Bool, keepingOldIndex: Bool = false) throws(StoreError) {
         let previous = state.entries
         let scanned = try scanDocuments(projection: state.projection, storedAt: previous)
         state.entries = [:]
@@ -197,7 +197,7 @@ extension DocumentStore {
             return
         }
         let indexPath = path(FileNames.index)
-        if let old = try fileSystem.contents(of: indexPath) {
+        if keepingOldIndex, let old = try fileSystem.contents(of: indexPath) {
             let folderName = FileNames.quarantine + "/" + Timestamp.now().compactName
             try fileSystem.createFolder(path(folderName))
             try fileSystem.write(old, to: path(folderName + "/" + FileNames.index))
@@ -220,6 +220,7 @@ extension DocumentStore {
         }
         let scanned = try scanDocuments(projection: state.projection, storedAt: state.entries)
         var seen: Set<DocumentID> = []
+        let scannedFiles = Set(scanned.map(\.file))
         for file in scanned {
             switch file.content {
             case .unreadable(let reason):
@@ -244,7 +245,7 @@ extension DocumentStore {
                 }
             }
         }
-        for (key, entry) in state.entries where !seen.contains(key) {
+        for (key, entry) in state.entries where !seen.contains(key) && !scannedFiles.contains(entry.file) {
             problems.append(StoreProblem(kind: .missingDocument, file: entry.file, id: entry.id,
                                          detail: "in the index as \(StoreError.quote(entry.id)) but the file is missing"))
         }
@@ -313,7 +314,7 @@ extension DocumentStore {
                     // Keep first-stored times from the readable index.
                     try self.loadIndex(&state)
                 }
-                try self.rebuildEntries(&state, persist: true)
+                try self.rebuildEntries(&state, persist: true, keepingOldIndex: unreadable)
                 report.rebuiltIndex = true
             }
             try fileSystem.synchronizeAll(containing: folder)

@@ -183,7 +183,7 @@ public final class DocumentStore: Sendable {
         // Reload under the lock: the state may have moved since the first read.
         let reloaded = try loadIndex(&state)
         if case .unreadable = reloaded {
-            try rebuildEntries(&state, persist: true)
+            try rebuildEntries(&state, persist: true, keepingOldIndex: true)
         } else if case .missing = reloaded, try !(fileSystem.entries(ofFolder: path(FileNames.documents)) ?? []).isEmpty {
             try rebuildEntries(&state, persist: true)
         }

@@ -31,9 +31,14 @@ public enum FileNames {
 
     /// The bucket folder name (`00` to `ff`) for an ID.
     public static func bucket(for id: String) -> String {
-        let hash = FNV1a64.hash(id.utf8)
-        let byte = UInt8(truncatingIfNeeded: (hash >> 56) ^ (hash >> 24))
-        return hexByte(byte)
+        // FNV-1a's bits are poorly mixed for short, similar IDs: finish with MurmurHash3's fmix64.
+        var hash = FNV1a64.hash(id.utf8)
+        hash ^= hash >> 33
+        hash &*= 0xff51_afd7_ed55_8ccd
+        hash ^= hash >> 33
+        hash &*= 0xc4ce_b9fe_1a85_ec53
+        hash ^= hash >> 33
+        return hexByte(UInt8(truncatingIfNeeded: hash))
     }
 
     /// The document file of an ID, relative to the data folder: `docs/<bb>/<name>.json`.

@@ -108,6 +108,12 @@ extension ArticleGenerator {
         var lead: String
         var abstract: String
         var slug: String
+        /// The first words of the slug, at most 12 bytes, for image paths.
+        var shortSlug: String {
+            var cut = String(slug.prefix(12))
+            while cut.hasSuffix("-") { cut.removeLast() }
+            return cut
+        }
         var people: [Person]
         var keywords: [(kind: Int, value: String)]
         var wordCount: Int
@@ -138,7 +144,8 @@ extension ArticleGenerator {
         let keywordCount = 3 + Int(random.below(6))
         for _ in 0..<keywordCount {
             let kind = Int(random.below(UInt64(Vocabulary.keywordValues.count)))
-            keywords.append((kind, pick(Vocabulary.keywordValues[kind])))
+            let value = pick(Vocabulary.keywordValues[kind])
+            if !keywords.contains(where: { $0.value == value }) { keywords.append((kind, value)) }
         }
         var material = pick(Vocabulary.materials)
         var documentType = "article"
@@ -166,13 +173,13 @@ extension ArticleGenerator {
         add("pub_date", .string(b.date + "Z"))
         add("blog", .array([]))
         add("slideshow_credits", .null)
-        add("document_type", .string(blogpost ? "blogpost" : b.documentType))
+        add("document_type", .string(blogpost ? "blogpost" : wire ? "article" : b.documentType))
         add("snippet", .string(b.snippet))
         add("lead_paragraph", blogpost ? .null : .string(b.lead))
         add("abstract", random.below(100) < 65 ? .null : .string(b.abstract))
         add("section_name", .string(b.section.name))
         add("subsection_name", b.section.subsections.isEmpty || random.below(100) < 40 ? .null : .string(pick(b.section.subsections)))
-        add("type_of_material", .string(blogpost ? "Blog" : b.material))
+        add("type_of_material", .string(blogpost ? "Blog" : wire ? "News" : b.material))
         add("word_count", .string(String(wire ? b.wordCount / 6 + 40 : b.wordCount)))
         if wire {
             let slug = (agency == "AP" ? "ap-" : "reuters-") + b.slug
@@ -237,8 +244,8 @@ extension ArticleGenerator {
             ]))
         }
         if random.below(100) < 65 {
-            let folder = "images/\(b.year)/\(b.month)/\(b.day)/\(b.section.slug)/\(b.day)\(b.slug.prefix(12))"
-            let name = "\(b.day)\(b.slug.prefix(12))"
+            let folder = "images/\(b.year)/\(b.month)/\(b.day)/\(b.section.slug)/\(b.day)\(b.shortSlug)"
+            let name = "\(b.day)\(b.shortSlug)"
             let tall = 300 + Int(random.below(300))
             var images: [JSONValue] = []
             for (subtype, crop, width, height) in [("wide", "thumbWide", 190, 126), ("xlarge", "articleLarge", 600, tall),
@@ -332,13 +339,13 @@ extension ArticleGenerator {
             ]))
         }
         if random.below(100) < 60 {
-            let folder = "images/\(b.year)/\(b.month)/\(b.day)/\(b.section.slug)/\(b.day)\(b.slug.prefix(10))"
+            let folder = "images/\(b.year)/\(b.month)/\(b.day)/\(b.section.slug)/\(b.day)\(b.shortSlug)"
             let merlin = "merlin_\(100_000_000 + random.below(60_000_000))_\(uuid(random.next() >> 16))"
             let tall = 300 + Int(random.below(300))
             var crops: [JSONValue] = []
             let all = [("xlarge", "articleLarge", 600, tall), ("wide", "thumbWide", 190, 126), ("thumbnail", "thumbStandard", 75, 75)]
             for (number, (subtype, crop, width, height)) in all.prefix(2 + Int(random.below(2))).enumerated() {
-                let url = number == 0 ? "\(folder)/\(merlin)-\(crop).jpg" : "\(folder)/\(b.day)\(b.slug.prefix(10))-\(crop).jpg"
+                let url = number == 0 ? "\(folder)/\(merlin)-\(crop).jpg" : "\(folder)/\(b.day)\(b.shortSlug)-\(crop).jpg"
                 crops.append(.object(sorting: [
                     JSONMember(key: "rank", value: .number("0")),
                     JSONMember(key: "subtype", value: .string(subtype)),
@@ -402,7 +409,7 @@ extension ArticleGenerator {
         add("keywords", .array(keywords))
         add("byline", .object([JSONMember(key: "original", value: .string(original(b.people)))]))
         if random.below(100) < 80 {
-            let base = "https://static01.nyt.com/images/\(b.year)/\(b.month)/\(b.day)/multimedia/\(b.day)\(b.slug.prefix(12))-\(FNV1a64.hex(random.next()).prefix(4))"
+            let base = "https://static01.nyt.com/images/\(b.year)/\(b.month)/\(b.day)/multimedia/\(b.day)\(b.shortSlug)-\(FNV1a64.hex(random.next()).prefix(4))"
             let tall = 300 + Int(random.below(300))
             add("multimedia", .object(sorting: [
                 JSONMember(key: "caption", value: .string(sentence(minimumWords: 10))),
@@ -455,7 +462,7 @@ extension ArticleGenerator {
         let place = pick(Vocabulary.places)
         switch random.below(8) {
         case 0: return "\(subject) \(pick(Vocabulary.verbs)) \(pick(Vocabulary.objects)) in \(place)"
-        case 1: return "In \(place), \(pick(Vocabulary.objects).capitalizedFirst) \(pick(Vocabulary.verbs)) \(pick(Vocabulary.objects))"
+        case 1: return "In \(place), \(subject) \(pick(Vocabulary.verbs)) \(pick(Vocabulary.objects))"
         case 2: return "‘\(pick(Vocabulary.quotes))’: \(subject) \(pick(Vocabulary.verbs)) \(pick(Vocabulary.objects))"
         case 3: return "What \(subject) \(pick(Vocabulary.verbs)) About \(place)"
         case 4: return "\(subject) and the “\(pick(Vocabulary.quotes))” Problem"
@@ -472,9 +479,9 @@ extension ArticleGenerator {
             switch random.below(5) {
             case 0: clause = "the \(pick(Vocabulary.nouns)) \(pick(Vocabulary.presentVerbs)) \(pick(Vocabulary.adjectives)) \(pick(Vocabulary.nouns)) in \(pick(Vocabulary.places))"
             case 1: clause = "\(pick(Vocabulary.firstNames)) \(pick(Vocabulary.lastNames)) said the \(pick(Vocabulary.nouns)) would \(pick(Vocabulary.infinitives)) the \(pick(Vocabulary.nouns))"
-            case 2: clause = "after \(pick(Vocabulary.events).lowercased()), \(pick(Vocabulary.adjectives)) \(pick(Vocabulary.nouns))s \(pick(Vocabulary.presentVerbs)) the \(pick(Vocabulary.nouns))"
-            case 3: clause = "officials in \(pick(Vocabulary.places)) \(pick(Vocabulary.presentVerbs)) a \(pick(Vocabulary.adjectives)) \(pick(Vocabulary.nouns)) for the \(pick(Vocabulary.nouns))"
-            default: clause = "a \(pick(Vocabulary.adjectives)) \(pick(Vocabulary.nouns)) \(pick(Vocabulary.presentVerbs)) what \(pick(Vocabulary.nouns))s \(pick(Vocabulary.presentVerbs))"
+            case 2: clause = "after \(pick(Vocabulary.events).lowercased()), \(pick(Vocabulary.adjectives)) \(pick(Vocabulary.pluralNouns)) \(pick(Vocabulary.pluralVerbs)) the \(pick(Vocabulary.nouns))"
+            case 3: clause = "officials in \(pick(Vocabulary.places)) \(pick(Vocabulary.pluralVerbs)) a \(pick(Vocabulary.adjectives)) \(pick(Vocabulary.nouns)) for the \(pick(Vocabulary.nouns))"
+            default: clause = "one \(pick(Vocabulary.adjectives)) \(pick(Vocabulary.nouns)) \(pick(Vocabulary.presentVerbs)) what \(pick(Vocabulary.pluralNouns)) \(pick(Vocabulary.pluralVerbs))"
             }
             words.append(contentsOf: clause.split(separator: " ").map(String.init))
             if words.count < minimumWords { words[words.count - 1] += random.below(3) == 0 ? ";" : "," }
@@ -579,32 +586,32 @@ extension ArticleGenerator {
     private enum Vocabulary {
         static let sections: [Section] = [
             Section(name: "World", slug: "world", desk: "Foreign", subsections: ["Africa", "Americas", "Asia Pacific", "Europe", "Middle East"],
-                    topics: ["Ceasefire Talks", "The Prime Minister", "Border Officials", "Aid Groups"]),
+                    topics: ["Ceasefire Negotiators", "Prime Ministers", "Border Officials", "Aid Groups"]),
             Section(name: "U.S.", slug: "us", desk: "National", subsections: ["Politics", "Education"],
-                    topics: ["The Senate", "Governors", "Federal Judges", "The White House"]),
+                    topics: ["Senators", "Governors", "Federal Judges", "White House Aides"]),
             Section(name: "Business Day", slug: "business", desk: "Business", subsections: ["DealBook", "Economy", "Media", "Energy & Environment"],
-                    topics: ["Investors", "The Fed", "Automakers", "Private Equity"]),
+                    topics: ["Investors", "Fed Officials", "Automakers", "Private Equity Firms"]),
             Section(name: "Opinion", slug: "opinion", desk: "OpEd", subsections: ["Sunday Review"],
-                    topics: ["Our Democracy", "The Editorial Board", "Readers"]),
+                    topics: ["Columnists", "Editors", "Readers"]),
             Section(name: "Sports", slug: "sports", desk: "Sports", subsections: ["Baseball", "Pro Football", "Soccer", "Tennis"],
-                    topics: ["The Yankees", "The Knicks", "A Rookie Pitcher", "The World Cup"]),
+                    topics: ["The Yankees", "The Knicks", "Rookie Pitchers", "World Cup Hopefuls"]),
             Section(name: "Arts", slug: "arts", desk: "Culture", subsections: ["Music", "Television", "Design", "Dance"],
-                    topics: ["A Broadway Revival", "The Met Opera", "A Quiet Painter"]),
+                    topics: ["Broadway Producers", "Opera Singers", "Quiet Painters"]),
             Section(name: "Science", slug: "science", desk: "Science", subsections: [],
-                    topics: ["Astronomers", "A Rare Beetle", "Climate Scientists"]),
+                    topics: ["Astronomers", "Rare Beetles", "Climate Scientists"]),
             Section(name: "Travel", slug: "travel", desk: "Travel", subsections: [],
-                    topics: ["36 Hours", "A Night Train", "Frugal Travelers"]),
+                    topics: ["Night Trains", "Hotel Owners", "Frugal Travelers"]),
             Section(name: "Style", slug: "style", desk: "Styles", subsections: ["Modern Love"],
-                    topics: ["Fashion Week", "A Wedding", "Tiny Apartments"]),
+                    topics: ["Designers", "Newlyweds", "Tiny Apartments"]),
             Section(name: "Technology", slug: "technology", desk: "Business", subsections: ["Personal Tech"],
                     topics: ["Silicon Valley", "Chip Makers", "App Developers"]),
             Section(name: "New York", slug: "nyregion", desk: "Metro", subsections: [],
-                    topics: ["The Mayor", "Subway Riders", "Brooklyn Landlords"]),
+                    topics: ["City Council Members", "Subway Riders", "Brooklyn Landlords"]),
             Section(name: "Food", slug: "dining", desk: "Dining", subsections: [],
-                    topics: ["A Bakery", "Home Cooks", "Chefs"]),
+                    topics: ["Bakers", "Home Cooks", "Chefs"]),
         ]
-        static let subjects = ["Lawmakers", "Voters", "A Family", "The Court", "Scientists", "Teachers", "Regulators",
-                               "The City", "Farmers", "Protesters", "Doctors", "Negotiators", "Critics", "Fans"]
+        static let subjects = ["Lawmakers", "Voters", "Families", "Judges", "Scientists", "Teachers", "Regulators",
+                               "City Leaders", "Farmers", "Protesters", "Doctors", "Negotiators", "Critics", "Fans"]
         static let verbs = ["Weigh", "Confront", "Reject", "Embrace", "Rethink", "Fight Over", "Bet on", "Debate",
                             "Rally Behind", "Brace for", "Quietly Reshape", "Wrestle With"]
         static let objects = ["a New Tax", "the Old Rules", "Rising Rents", "a Risky Plan", "Their Past", "the Future of Work",
@@ -623,6 +630,9 @@ extension ArticleGenerator {
                                  "long-awaited", "controversial", "fragile"]
         static let presentVerbs = ["faces", "approves", "questions", "delays", "expands", "blocks", "celebrates", "revives",
                                    "defends", "weighs", "reshapes", "abandons"]
+        static let pluralNouns = ["councils", "companies", "museums", "unions", "schools", "markets", "teams", "hospitals",
+                                  "agencies", "orchestras", "neighbors", "tenants"]
+        static let pluralVerbs = ["face", "approve", "question", "delay", "expand", "block", "celebrate", "revive", "defend", "weigh", "propose"]
         static let infinitives = ["reconsider", "fund", "replace", "investigate", "defend", "expand", "close", "rebuild"]
         static let kickers = ["Op-Docs", "Breakingviews", "On Baseball", "Wheels", "The Saturday Profile", "Letter From Europe",
                               "Critic’s Notebook", "DealBook", "Well"]

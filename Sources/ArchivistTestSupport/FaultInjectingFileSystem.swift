@@ -87,22 +87,58 @@ public final class FaultInjectingFileSystem: FileSystem, @unchecked Sendable {
     /// durable entries; inodes no longer reachable from the root are dropped. The crash point is
     /// cleared (the machine restarts).
     public func simulatePowerLoss() {
+        state.withLock { Self.restart(&$0) }
+    }
+
+    /// A power loss after the kernel had written back an arbitrary part of the unsynced changes,
+    /// chosen by `seed`: each file's pending content is kept, forgotten, or kept in part (a prefix,
+    /// as a torn write), and each folder's pending entries are kept or forgotten as a whole (a
+    /// rename or creation reaches the disk with the rest of its folder's changes). Then as
+    /// `simulatePowerLoss()`.
+    public func simulatePowerLoss(writebackSeed seed: UInt64) {
         state.withLock { state in
-            for id in Array(state.inodes.keys) {
-                state.inodes[id]!.content = state.inodes[id]!.durableContent
-                state.inodes[id]!.entries = state.inodes[id]!.durableEntries
-                state.inodes[id]!.modified = state.inodes[id]!.durableModified
-            }
-            var reachable: Set<Int> = [Self.rootID]
-            var stack = [Self.rootID]
-            while let id = stack.popLast() {
-                for child in state.inodes[id]!.entries.values where reachable.insert(child).inserted {
-                    stack.append(child)
+            var random = SplitMix64(seed: seed)
+            for id in state.inodes.keys.sorted() {
+                var inode = state.inodes[id]!
+                if inode.isFolder {
+                    if inode.entries != inode.durableEntries, random.next() & 1 == 1 {
+                        inode.durableEntries = inode.entries
+                    }
+                } else if inode.content != inode.durableContent {
+                    switch random.next() % 3 {
+                    case 0:
+                        break
+                    case 1:
+                        inode.durableContent = inode.content
+                    default:
+                        // Appended data reaches the disk in part; rewritten data may be cut anywhere.
+                        let floor = inode.content.starts(with: inode.durableContent) ? inode.durableContent.count : 0
+                        let length = floor + Int(random.next() % UInt64(inode.content.count - floor + 1))
+                        inode.durableContent = Array(inode.content.prefix(length))
+                    }
+                    inode.durableModified = inode.modified
                 }
+                state.inodes[id] = inode
             }
-            state.inodes = state.inodes.filter { reachable.contains($0.key) }
-            state.failAt = nil
+            Self.restart(&state)
         }
+    }
+
+    static func restart(_ state: inout State) {
+        for id in Array(state.inodes.keys) {
+            state.inodes[id]!.content = state.inodes[id]!.durableContent
+            state.inodes[id]!.entries = state.inodes[id]!.durableEntries
+            state.inodes[id]!.modified = state.inodes[id]!.durableModified
+        }
+        var reachable: Set<Int> = [rootID]
+        var stack = [rootID]
+        while let id = stack.popLast() {
+            for child in state.inodes[id]!.entries.values where reachable.insert(child).inserted {
+                stack.append(child)
+            }
+        }
+        state.inodes = state.inodes.filter { reachable.contains($0.key) }
+        state.failAt = nil
     }
 
     // MARK: Materializing
@@ -430,6 +466,21 @@ public final class FaultInjectingFileSystem: FileSystem, @unchecked Sendable {
     /// Returns a token that does nothing: the model serves a single process.
     public func lockExclusively(_ path: String, timeout: Double) throws(StoreError) -> any FileLockToken {
         NoLock()
+    }
+}
+
+/// A small deterministic generator (SplitMix64), so a seed names one outcome.
+struct SplitMix64 {
+    var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
 }
 
