@@ -114,7 +114,7 @@ extension DocumentStore {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(sorted.count * 400)
         for (_, entry) in sorted {
-            bytes.append(contentsOf: entry.line(projection: state.projection))
+            bytes.append(contentsOf: entry.line())
             bytes.append(0x0A)
         }
         try writeDurably(bytes, to: FileNames.index)
@@ -165,7 +165,7 @@ extension DocumentStore {
                 let entry = IndexEntry(id: id, hash: FNV1a64.hash(bytes), size: bytes.count,
                                        storedAt: storedAt[DocumentID(id)]?.storedAt ?? modified,
                                        updatedAt: storedAt[DocumentID(id)]?.updatedAt ?? modified,
-                                       fields: projection.values(of: document))
+                                       fieldsJSON: projection.fieldsJSON(of: document))
                 if FileNames.documentPath(for: id) == relative {
                     scanned.append(ScannedFile(file: relative, content: .document(entry)))
                 } else {
@@ -240,7 +240,7 @@ extension DocumentStore {
                 if known.hash != found.hash || known.size != found.size {
                     problems.append(StoreProblem(kind: .changedDocument, file: file.file, id: found.id,
                                                  detail: "content differs from the index (hash \(FNV1a64.hex(found.hash)), size \(found.size); index has \(FNV1a64.hex(known.hash)), \(known.size))"))
-                } else if known.fields != found.fields {
+                } else if known.fieldsJSON != found.fieldsJSON {
                     problems.append(StoreProblem(kind: .changedDocument, file: file.file, id: found.id, detail: "projected fields in the index are stale"))
                 }
             }
@@ -264,9 +264,8 @@ extension DocumentStore {
 
     /// Whether the index file parses, without touching the state.
     func indexReadability(metadata: StoreMetadata) throws(StoreError) -> IndexLoad? {
-        guard let bytes = try fileSystem.contents(of: path(FileNames.index)) else { return nil }
         var scratch = State(metadata: metadata)
-        return apply(bytes, startingAtLine: 1, to: &scratch)
+        return try loadIndex(&scratch)
     }
 
     /// Fixes what `check` finds: unreadable documents and ones without `_id` go to the quarantine

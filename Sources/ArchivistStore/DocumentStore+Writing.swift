@@ -172,7 +172,7 @@ extension DocumentStore {
                         }
                     }
                     let entry = IndexEntry(id: id, hash: hash, size: bytes.count, storedAt: existing?.storedAt ?? now,
-                                           updatedAt: now, fields: projection.values(of: document))
+                                           updatedAt: now, fieldsJSON: projection.fieldsJSON(of: document))
                     if !temporaryFolderReady {
                         try fileSystem.createFolder(temporaryFolder)
                         temporaryFolderReady = true
@@ -241,7 +241,7 @@ extension DocumentStore {
                         state.knownBuckets.insert(bucket)
                     }
                     try fileSystem.rename(planned.temporary!, to: path(relative))
-                    lines.append(contentsOf: entry.line(projection: projection))
+                    lines.append(contentsOf: entry.line())
                 } else {
                     try fileSystem.removeFile(path(relative))
                     lines.append(contentsOf: IndexEntry.removalLine(id: key.rawValue, at: now))
@@ -305,9 +305,9 @@ extension DocumentStore {
                 case .unreadable: continue  // left for check to report and repair to quarantine
                 }
                 if derived == nil && known == nil { continue }
-                if let derived, let known, derived.hash == known.hash, derived.size == known.size, derived.fields == known.fields { continue }
+                if let derived, let known, derived.hash == known.hash, derived.size == known.size, derived.fieldsJSON == known.fieldsJSON { continue }
                 if let derived {
-                    lines.append(contentsOf: derived.line(projection: state.projection))
+                    lines.append(contentsOf: derived.line())
                 } else {
                     lines.append(contentsOf: IndexEntry.removalLine(id: id, at: now))
                 }
@@ -341,6 +341,6 @@ extension DocumentStore {
         else { return .unreadable }
         let modified = try fileSystem.status(of: path(relative))?.modified ?? .now()
         return .entry(IndexEntry(id: id, hash: FNV1a64.hash(bytes), size: bytes.count, storedAt: storedAt ?? modified,
-                                 updatedAt: modified, fields: projection.values(of: document)))
+                                 updatedAt: modified, fieldsJSON: projection.fieldsJSON(of: document)))
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Dispatch
 import Synchronization
 
 /// A folder of JSON documents, one file per document, with an index of them loaded in memory.
@@ -190,75 +191,100 @@ public final class DocumentStore: Sendable {
         try recoverLocked(&state)
     }
 
-    enum IndexLoad {
+    enum IndexLoad: Error {
         case loaded
         case missing
         case unreadable(line: Int, reason: String)
     }
 
-    /// Reads the whole index into `state`, replacing what it held.
+    /// Reads the whole index into `state`, replacing what it held, a chunk at a time.
     @discardableResult
     func loadIndex(_ state: inout State) throws(StoreError) -> IndexLoad {
         let indexPath = path(FileNames.index)
-        state.entries = [:]
-        state.indexLines = 0
-        state.indexConsumed = 0
-        state.indexIdentity = nil
-        for _ in 0..<5 {
+        attempts: for _ in 0..<5 {
+            state.entries = [:]
+            state.indexLines = 0
+            state.indexConsumed = 0
+            state.indexIdentity = nil
             guard let before = try fileSystem.status(of: indexPath) else { return .missing }
-            guard let bytes = try fileSystem.contents(of: indexPath) else { return .missing }
-            let after = try fileSystem.status(of: indexPath)
-            // Compaction may have replaced the file while it was read: read it again.
-            guard after?.identity == before.identity else { continue }
             state.indexIdentity = before.identity
-            if let failure = apply(bytes, startingAtLine: 1, to: &state) {
-                state.entries = [:]
-                state.indexLines = 0
-                return failure
+            state.entries.reserveCapacity(before.size / 400)
+            var chunkSize = 16 << 20
+            var lineNumber = 1
+            while true {
+                guard let chunk = try fileSystem.contents(of: indexPath, from: state.indexConsumed, limit: chunkSize) else {
+                    continue attempts
+                }
+                let consumedBefore = state.indexConsumed
+                switch apply(chunk, startingAtLine: lineNumber, to: &state) {
+                case .failure(let failure):
+                    state.entries = [:]
+                    state.indexLines = 0
+                    return failure
+                case .success(let lines):
+                    lineNumber += lines
+                }
+                if chunk.count < chunkSize { break }
+                if state.indexConsumed == consumedBefore { chunkSize *= 2 }
             }
+            // Compaction may have replaced the file while it was read: read it again.
+            guard try fileSystem.status(of: indexPath)?.identity == before.identity else { continue }
             return .loaded
         }
         throw .io(path: indexPath, operation: "read", message: "the file kept changing while it was read")
     }
 
-    /// Applies complete lines of index text to the state; a final line without its newline is a
-    /// write in progress (or cut by a crash) and is left for later.
-    func apply(_ bytes: [UInt8], startingAtLine firstLine: Int, to state: inout State) -> IndexLoad? {
-        let projection = state.projection
-        return bytes.withUnsafeBufferPointer { buffer -> IndexLoad? in
+    /// Applies the complete lines of index text to the state and returns how many lines (blank
+    /// ones too) it consumed. A final line without its newline is a write in progress (or was cut
+    /// by a crash) and is left for later. Lines are decoded on all cores.
+    func apply(_ bytes: [UInt8], startingAtLine firstLine: Int, to state: inout State) -> Result<Int, IndexLoad> {
+        bytes.withUnsafeBufferPointer { buffer -> Result<Int, IndexLoad> in
+            var ranges: [Range<Int>] = []
             var lineStart = 0
-            var lineNumber = firstLine
-            var consumed = 0
-            var position = 0
-            let count = buffer.count
-            while position < count {
-                guard let newline = UnsafeBufferPointer(rebasing: buffer[position...]).firstIndex(of: 0x0A) else { break }
-                let end = position + newline
-                let line = UnsafeBufferPointer(rebasing: buffer[lineStart..<end])
-                position = end + 1
-                if !line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) {
-                    let value: JSONValue
+            for index in 0..<buffer.count where buffer[index] == 0x0A {
+                ranges.append(lineStart..<index)
+                lineStart = index + 1
+            }
+            let consumed = lineStart
+            let lineRanges = ranges
+            let decoded = DecodedLines(count: ranges.count)
+            nonisolated(unsafe) let shared = buffer
+            let workers = ranges.count >= 4096 ? 2 : 1
+            let share = (ranges.count + workers - 1) / max(workers, 1)
+            DispatchQueue.concurrentPerform(iterations: workers) { worker in
+                let slice = (worker * share)..<min(lineRanges.count, (worker + 1) * share)
+                for index in slice {
+                    let line = UnsafeBufferPointer(rebasing: shared[lineRanges[index]])
+                    if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) {
+                        decoded.set(index, .blank)
+                        continue
+                    }
                     do throws(JSONSyntaxError) {
-                        value = try JSONParser.parse(line)
+                        if let decodedLine = try IndexEntry.decode(line) {
+                            decoded.set(index, .line(decodedLine))
+                        } else {
+                            decoded.set(index, .invalid("not an index entry"))
+                        }
                     } catch {
-                        return .unreadable(line: lineNumber, reason: error.description)
+                        decoded.set(index, .invalid(error.description))
                     }
-                    switch IndexEntry.decode(value, projection: projection) {
-                    case .entry(let entry)?:
-                        state.entries[DocumentID(entry.id)] = entry
-                    case .removal(let id)?:
-                        state.entries[DocumentID(id)] = nil
-                    case nil:
-                        return .unreadable(line: lineNumber, reason: "not an index entry")
-                    }
-                    state.indexLines += 1
                 }
-                lineNumber += 1
-                lineStart = position
-                consumed = position
+            }
+            for index in 0..<ranges.count {
+                switch decoded.items[index] {
+                case .blank:
+                    continue
+                case .invalid(let reason):
+                    return .failure(.unreadable(line: firstLine + index, reason: reason))
+                case .line(.entry(let entry)):
+                    state.entries[DocumentID(entry.id)] = entry
+                case .line(.removal(let id)):
+                    state.entries[DocumentID(id)] = nil
+                }
+                state.indexLines += 1
             }
             state.indexConsumed += consumed
-            return nil
+            return .success(ranges.count)
         }
     }
 
@@ -277,7 +303,7 @@ public final class DocumentStore: Sendable {
             try reopen(&state)
             return
         }
-        if apply(tail, startingAtLine: state.indexLines + 1, to: &state) != nil {
+        if case .failure = apply(tail, startingAtLine: state.indexLines + 1, to: &state) {
             try reopen(&state)
         }
     }
@@ -288,5 +314,30 @@ public final class DocumentStore: Sendable {
             state.metadata = try StoreMetadata.decode(bytes, path: path(FileNames.metadata))
         }
         try open(&state)
+    }
+}
+
+/// Decoded index lines, filled by several threads (each slot by one thread).
+final class DecodedLines: @unchecked Sendable {
+    enum Item {
+        case blank
+        case invalid(String)
+        case line(IndexEntry.Line)
+    }
+
+    private let storage: UnsafeMutableBufferPointer<Item>
+
+    init(count: Int) {
+        storage = .allocate(capacity: count)
+        storage.initialize(repeating: .blank)
+    }
+
+    func set(_ index: Int, _ item: Item) { storage[index] = item }
+
+    var items: UnsafeMutableBufferPointer<Item> { storage }
+
+    deinit {
+        storage.deinitialize()
+        storage.deallocate()
     }
 }

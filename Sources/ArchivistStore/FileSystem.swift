@@ -7,6 +7,8 @@ public protocol FileSystem: Sendable {
     func contents(of path: String) throws(StoreError) -> [UInt8]?
     /// The bytes of a file from `offset` to its end; `nil` when it does not exist.
     func contents(of path: String, from offset: Int) throws(StoreError) -> [UInt8]?
+    /// At most `limit` bytes of a file from `offset`; `nil` when it does not exist.
+    func contents(of path: String, from offset: Int, limit: Int) throws(StoreError) -> [UInt8]?
     /// Creates or truncates a file and writes `bytes` (not synced).
     func write(_ bytes: [UInt8], to path: String) throws(StoreError)
     /// Appends `bytes` to a file, creating it when missing (not synced).
@@ -56,5 +58,13 @@ public struct FileStatus: Sendable, Equatable {
         self.modified = modified
         self.identity = identity
         self.isFolder = isFolder
+    }
+}
+
+extension FileSystem {
+    /// Reads the whole tail and keeps `limit` bytes (file systems that can seek do better).
+    public func contents(of path: String, from offset: Int, limit: Int) throws(StoreError) -> [UInt8]? {
+        guard let tail = try contents(of: path, from: offset) else { return nil }
+        return tail.count > limit ? Array(tail[..<limit]) : tail
     }
 }

@@ -280,6 +280,88 @@ public enum JSONParser {
             throw fail("unterminated string", at: quote)
         }
 
+        /// Checks the syntax of one value and moves past it without building it.
+        mutating func skipValue() throws(JSONSyntaxError) {
+            guard index < bytes.count else { throw fail("unexpected end of input") }
+            switch bytes[index] {
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                let isObject = bytes[index] == UInt8(ascii: "{")
+                let close = isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")
+                depth += 1
+                if depth > JSONParser.maximumDepth { throw fail("nested deeper than \(JSONParser.maximumDepth) levels") }
+                index += 1
+                skipWhitespace()
+                if index < bytes.count, bytes[index] == close {
+                    index += 1
+                    depth -= 1
+                    return
+                }
+                while true {
+                    skipWhitespace()
+                    if isObject {
+                        guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else {
+                            throw fail(index < bytes.count ? "expected a string key" : "unexpected end of input")
+                        }
+                        try skipString()
+                        skipWhitespace()
+                        guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else {
+                            throw fail(index < bytes.count ? "expected ':'" : "unexpected end of input")
+                        }
+                        index += 1
+                        skipWhitespace()
+                    }
+                    try skipValue()
+                    skipWhitespace()
+                    guard index < bytes.count else { throw fail("unexpected end of input") }
+                    if bytes[index] == UInt8(ascii: ",") {
+                        index += 1
+                        continue
+                    }
+                    if bytes[index] == close {
+                        index += 1
+                        break
+                    }
+                    throw fail(isObject ? "expected ',' or '}'" : "expected ',' or ']'")
+                }
+                depth -= 1
+            case UInt8(ascii: "\""):
+                try skipString()
+            default:
+                _ = try parseValue()
+            }
+        }
+
+        /// Moves past a string, checking escapes and control characters.
+        mutating func skipString() throws(JSONSyntaxError) {
+            let quote = index
+            index += 1
+            while index < bytes.count {
+                let byte = bytes[index]
+                if byte == UInt8(ascii: "\"") {
+                    index += 1
+                    return
+                }
+                if byte < 0x20 { throw fail("control character in string") }
+                if byte == UInt8(ascii: "\\") {
+                    guard index + 1 < bytes.count else { break }
+                    switch bytes[index + 1] {
+                    case UInt8(ascii: "u"):
+                        index += 2
+                        _ = try parseHex4()
+                        continue
+                    case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"),
+                         UInt8(ascii: "f"), UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+                        index += 2
+                        continue
+                    default:
+                        throw fail("invalid escape", at: index)
+                    }
+                }
+                index += 1
+            }
+            throw fail("unterminated string", at: quote)
+        }
+
         mutating func parseHex4() throws(JSONSyntaxError) -> UInt32 {
             guard bytes.count - index >= 4 else { throw fail("unexpected end of input") }
             var value: UInt32 = 0

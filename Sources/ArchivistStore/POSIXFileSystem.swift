@@ -21,6 +21,11 @@ public struct POSIXFileSystem: FileSystem {
 
     /// Reads a file from an offset to its end.
     public func contents(of path: String, from offset: Int) throws(StoreError) -> [UInt8]? {
+        try contents(of: path, from: offset, limit: Int.max)
+    }
+
+    /// Reads at most `limit` bytes of a file from an offset.
+    public func contents(of path: String, from offset: Int, limit: Int) throws(StoreError) -> [UInt8]? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         if fd < 0 {
             if errno == ENOENT { return nil }
@@ -31,12 +36,14 @@ public struct POSIXFileSystem: FileSystem {
         guard fstat(fd, &info) == 0 else { throw Self.failure(path, "stat") }
         if (info.st_mode & S_IFMT) == S_IFDIR { throw StoreError.io(path: path, operation: "read", message: "is a folder") }
         if offset > 0 { guard lseek(fd, off_t(offset), SEEK_SET) >= 0 else { throw Self.failure(path, "seek") } }
-        var capacity = max(Int(info.st_size) - offset, 0) + 1
+        let wanted = min(max(Int(info.st_size) - offset, 0), limit)
+        var capacity = limit == Int.max ? wanted + 1 : max(wanted, 1)
         var bytes = [UInt8](repeating: 0, count: capacity)
         var count = 0
         while true {
+            if count == limit { break }
             if count == capacity {
-                capacity *= 2
+                capacity = min(capacity * 2, limit)
                 bytes.append(contentsOf: repeatElement(0, count: capacity - bytes.count))
             }
             let n = bytes.withUnsafeMutableBytes { buffer in

@@ -39,9 +39,9 @@ public struct Projection: Sendable, Equatable {
         return .object(members)
     }
 
-    /// Reads values back from an index line's `fields` object.
-    func values(fromObject object: JSONValue?) -> [JSONValue?] {
-        paths.map { object?[$0] }
+    /// The compact JSON of a document's projected fields, as kept in the index.
+    public func fieldsJSON(of document: JSONValue) -> [UInt8] {
+        JSONWriter.compactBytes(object(from: values(of: document)))
     }
 
     static func project(_ value: JSONValue, path: ArraySlice<String>) -> JSONValue? {
