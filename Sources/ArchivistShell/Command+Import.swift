@@ -90,7 +90,16 @@ extension Command {
     ) { invocation, shell in
         let store = try shell.store()
         let destination = invocation.value("--to")
-        let sink = destination == nil ? shell.output : TextSink()
+        let temporary = destination.map { $0 + ".tmp-\(getpid())" }
+        var sink = shell.output
+        var descriptor: Int32 = -1
+        if let temporary {
+            descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            guard descriptor >= 0 else {
+                throw ShellError.failure("export: \(temporary): cannot create: \(String(cString: strerror(errno)).lowercased())")
+            }
+            sink = TextSink(descriptor: descriptor)
+        }
         var failures = 0
         for entry in try store.entries() {
             do {
@@ -103,16 +112,17 @@ extension Command {
                 shell.errors.line("error: export: " + Shell.message(for: error))
             }
         }
-        if let destination {
-            let temporary = destination + ".tmp-\(getpid())"
+        if let destination, let temporary {
+            sink.flush()
+            let synced = fsync(descriptor) == 0 && !sink.hasFailed
+            close(descriptor)
             let fileSystem = POSIXFileSystem()
             do {
-                try fileSystem.write(sink.captured, to: temporary)
-                try fileSystem.synchronize(temporary)
+                guard synced else { throw ShellError.failure("export: \(destination): cannot write: \(String(cString: strerror(errno)).lowercased())") }
                 try fileSystem.rename(temporary, to: destination)
             } catch {
                 _ = try? fileSystem.removeFile(temporary)
-                throw ShellError.failure("export: " + Shell.message(for: error))
+                throw ShellError.failure(error is ShellError ? Shell.message(for: error) : "export: " + Shell.message(for: error))
             }
         }
         if failures > 0 { throw ShellError.reported }

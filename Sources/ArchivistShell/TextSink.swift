@@ -8,6 +8,8 @@ public final class TextSink: @unchecked Sendable {
     private let descriptor: Int32?
     private var buffer: [UInt8] = []
     private let lock = NSLock()
+    /// Whether a write to the descriptor failed (a full disk, a closed pipe).
+    public private(set) var hasFailed = false
     /// Everything written, when this sink writes to memory.
     public private(set) var captured: [UInt8] = []
 
@@ -68,6 +70,7 @@ public final class TextSink: @unchecked Sendable {
             let n = buffer.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress! + offset, buffer.count - offset) }
             if n < 0 {
                 if errno == EINTR { continue }
+                hasFailed = true
                 break
             }
             offset += n

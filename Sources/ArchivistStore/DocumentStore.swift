@@ -56,14 +56,10 @@ public final class DocumentStore: Sendable {
             try fileSystem.createFolder(folder)
         }
         let metadataPath = folder + "/" + FileNames.metadata
-        var metadata: StoreMetadata
-        if let bytes = try fileSystem.contents(of: metadataPath) {
-            metadata = try StoreMetadata.decode(bytes, path: metadataPath)
-        } else {
-            metadata = StoreMetadata(createdAt: .now(), projection: options.projection)
-        }
-        state = Mutex(State(metadata: metadata))
-        if try fileSystem.contents(of: metadataPath) == nil {
+        let existing = try fileSystem.contents(of: metadataPath)
+        let metadata = try existing.map { (bytes) throws(StoreError) in try StoreMetadata.decode(bytes, path: metadataPath) }
+        state = Mutex(State(metadata: metadata ?? StoreMetadata(createdAt: .now(), projection: options.projection)))
+        if existing == nil {
             try writeMetadataIfMissing()
         }
         try state.withLock { (state: inout State) throws(StoreError) in
@@ -146,6 +142,8 @@ public final class DocumentStore: Sendable {
         guard try fileSystem.contents(of: metadataPath) == nil else { return }
         let bytes = state.withLock { $0.metadata.encoded() }
         try writeDurably(bytes, to: FileNames.metadata)
+        // The folder may be new: its entry in the parent folder must be durable too.
+        try fileSystem.synchronizeAll(containing: folder)
     }
 
     /// Writes a whole file through a temporary file, a sync and a rename.

@@ -57,6 +57,15 @@ public final class FaultInjectingFileSystem: FileSystem, @unchecked Sendable {
         state = Mutex(State(inodes: [Self.rootID: Inode(isFolder: true, modified: now, durableModified: now)]))
     }
 
+    /// An independent copy of this file system, volatile and durable state alike (its crash point
+    /// and operation counts included), so a starting state can be built once and crashed many times.
+    public func copy() -> FaultInjectingFileSystem {
+        let copy = FaultInjectingFileSystem()
+        let snapshot = state.withLock { $0 }
+        copy.state.withLock { $0 = snapshot }
+        return copy
+    }
+
     // MARK: Faults
 
     /// Makes the `operations`-th mutating operation from now (1 is the very next one), and every
@@ -97,7 +106,7 @@ public final class FaultInjectingFileSystem: FileSystem, @unchecked Sendable {
     /// `simulatePowerLoss()`.
     public func simulatePowerLoss(writebackSeed seed: UInt64) {
         state.withLock { state in
-            var random = SplitMix64(seed: seed)
+            var random = WritebackRandom(seed: seed)
             for id in state.inodes.keys.sorted() {
                 var inode = state.inodes[id]!
                 if inode.isFolder {
@@ -469,8 +478,8 @@ public final class FaultInjectingFileSystem: FileSystem, @unchecked Sendable {
     }
 }
 
-/// A small deterministic generator (SplitMix64), so a seed names one outcome.
-struct SplitMix64 {
+/// A small deterministic generator (SplitMix64), so a seed names one writeback outcome.
+private struct WritebackRandom {
     var state: UInt64
 
     init(seed: UInt64) { state = seed }
