@@ -18,6 +18,10 @@ import Synchronization
 /// mutating operation throws `StoreError.io` without doing anything, as if the process had died
 /// there. Syncs count as mutating operations (they change the durable state), reads do not.
 ///
+/// `simulatePowerLoss(writebackSeed:)` is a harsher power loss: before it, the kernel had written
+/// back an arbitrary part of the unsynced changes (torn appends included). `copy()` forks the
+/// whole state, so a starting state can be built once and crashed many times.
+///
 /// Paths are split on `/`; a relative path is taken from the root. Locks do nothing (the model
 /// serves one process).
 public final class FaultInjectingFileSystem: FileSystem, @unchecked Sendable {
