@@ -100,7 +100,7 @@ extension DocumentStore {
         let lock = try fileSystem.lockExclusively(path(FileNames.lock), timeout: options.lockTimeout)
         defer { lock.release() }
         return try state.withLock { (state: inout State) throws(StoreError) -> Int in
-            try self.refresh(&state)
+            try self.refresh(&state, lockHeld: true)
             try self.recoverLocked(&state)
             let dead = state.indexLines - state.entries.count
             try self.writeIndex(&state)
@@ -275,7 +275,7 @@ extension DocumentStore {
         let lock = try fileSystem.lockExclusively(path(FileNames.lock), timeout: options.lockTimeout)
         defer { lock.release() }
         return try state.withLock { (state: inout State) throws(StoreError) -> RepairReport in
-            try self.refresh(&state)
+            try self.refresh(&state, lockHeld: true)
             let problems = try self.checkLocked(&state)
             var report = RepairReport(quarantined: [], moved: [], rebuiltIndex: false, problems: problems)
             let quarantineFolder = FileNames.quarantine + "/" + Timestamp.now().compactName

@@ -126,7 +126,7 @@ extension DocumentStore {
         let lock = try fileSystem.lockExclusively(path(FileNames.lock), timeout: options.lockTimeout)
         defer { lock.release() }
         return try state.withLock { (state: inout State) throws(StoreError) in
-            try self.refresh(&state)
+            try self.refresh(&state, lockHeld: true)
             try self.recoverLocked(&state)
             return try self.commitLocked(operations, &state)
         }

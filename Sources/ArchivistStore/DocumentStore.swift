@@ -156,7 +156,9 @@ public final class DocumentStore: Sendable {
         try fileSystem.synchronize(folder)
     }
 
-    func open(_ state: inout State) throws(StoreError) {
+    /// Loads the index and finishes what a crashed writer left. With `lockHeld` (a write in
+    /// this process holds the lock), recovery runs at once instead of taking the lock.
+    func open(_ state: inout State, lockHeld: Bool = false) throws(StoreError) {
         let loaded = try loadIndex(&state)
         let journalExists = try fileSystem.status(of: path(FileNames.journal)) != nil
         let temporaries = try fileSystem.entries(ofFolder: path(FileNames.temporary)) ?? []
@@ -166,6 +168,11 @@ public final class DocumentStore: Sendable {
             needsRebuild = true
         }
         guard needsRebuild || journalExists || !temporaries.isEmpty else { return }
+        if lockHeld {
+            if needsRebuild { try rebuildEntries(&state, persist: true, keepingOldIndex: loaded.isUnreadable) }
+            try recoverLocked(&state)
+            return
+        }
         // Recovery writes, so it needs the lock; when another process is writing right now, the
         // leftovers are its own and are not ours to touch.
         let lock: any FileLockToken
@@ -193,6 +200,11 @@ public final class DocumentStore: Sendable {
         case loaded
         case missing
         case unreadable(line: Int, reason: String)
+
+        var isUnreadable: Bool {
+            if case .unreadable = self { return true }
+            return false
+        }
     }
 
     /// Reads the whole index into `state`, replacing what it held, a chunk at a time.
@@ -286,32 +298,34 @@ public final class DocumentStore: Sendable {
         }
     }
 
-    func refresh(_ state: inout State) throws(StoreError) {
+    /// Picks up index lines other processes appended, or reads everything again when the index
+    /// was replaced (compacted, rebuilt) or cannot be followed.
+    func refresh(_ state: inout State, lockHeld: Bool = false) throws(StoreError) {
         let indexPath = path(FileNames.index)
         guard let status = try fileSystem.status(of: indexPath) else {
-            if state.indexIdentity != nil { try reopen(&state) }
+            if state.indexIdentity != nil { try reopen(&state, lockHeld: lockHeld) }
             return
         }
         if status.identity != state.indexIdentity || status.size < state.indexConsumed {
-            try reopen(&state)
+            try reopen(&state, lockHeld: lockHeld)
             return
         }
         guard status.size > state.indexConsumed else { return }
         guard let tail = try fileSystem.contents(of: indexPath, from: state.indexConsumed) else {
-            try reopen(&state)
+            try reopen(&state, lockHeld: lockHeld)
             return
         }
         if case .failure = apply(tail, startingAtLine: state.indexLines + 1, to: &state) {
-            try reopen(&state)
+            try reopen(&state, lockHeld: lockHeld)
         }
     }
 
     /// Reads everything again, as at open (another process compacted or rebuilt the index).
-    func reopen(_ state: inout State) throws(StoreError) {
+    func reopen(_ state: inout State, lockHeld: Bool) throws(StoreError) {
         if let bytes = try fileSystem.contents(of: path(FileNames.metadata)) {
             state.metadata = try StoreMetadata.decode(bytes, path: path(FileNames.metadata))
         }
-        try open(&state)
+        try open(&state, lockHeld: lockHeld)
     }
 }
 

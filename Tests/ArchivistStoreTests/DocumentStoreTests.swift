@@ -205,6 +205,17 @@ import Testing
         try expectConsistent(reopened)
     }
 
+    @Test func aWriterRebuildsAnIndexThatWasCorruptedWhileItWasOpen() throws {
+        let store = try openStore()
+        for i in 0..<5 { try store.put(article("doc-\(i)"), id: "doc-\(i)") }
+        try "garbage\n".write(toFile: folder.data + "/index.jsonl", atomically: true, encoding: .utf8)
+        #expect(try store.put(article("doc-5"), id: "doc-5") == .added)
+        let lines = try String(contentsOfFile: folder.data + "/index.jsonl", encoding: .utf8).split(separator: "\n")
+        #expect(lines.count == 6)
+        #expect(lines.allSatisfy { (try? JSONParser.parse(String($0))) != nil })
+        try expectConsistent(store)
+    }
+
     @Test func aMissingIndexIsRebuiltNotTakenForAnEmptyStore() throws {
         let store = try openStore()
         for i in 0..<10 { try store.put(article("doc-\(i)"), id: "doc-\(i)") }
