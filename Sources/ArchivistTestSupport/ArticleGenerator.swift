@@ -136,7 +136,8 @@ extension ArticleGenerator {
         let lead = random.below(100) < 50 ? snippet : snippet + " " + sentence(minimumWords: 14)
         let abstract = random.below(100) < 70 ? snippet : sentence(minimumWords: 20)
         var people: [Person] = []
-        for _ in 0..<(1 + Int(random.below(100) < 20 ? 1 : 0)) {
+        let authors = random.below(100) < 20 ? 2 : 1
+        for _ in 0..<authors {
             people.append(Person(first: pick(Vocabulary.firstNames), middle: random.below(100) < 15 ? pick(Vocabulary.middleNames) : nil,
                                  last: pick(Vocabulary.lastNames)))
         }
