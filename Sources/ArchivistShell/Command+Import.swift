@@ -24,31 +24,16 @@ extension Command {
     ) { invocation, shell in
         let source = invocation.positionals[0]
         let name = source == "-" ? "stdin" : source
-        let bytes: [UInt8]
-        if source == "-" {
-            bytes = shell.readStandardInput()
-        } else {
-            do {
-                guard let contents = try POSIXFileSystem().contents(of: source) else {
-                    throw ShellError.failure("import: \(source): no such file")
-                }
-                bytes = contents
-            } catch let error as StoreError {
-                throw ShellError.failure("import: " + (error.errorDescription ?? source))
+        var descriptor: Int32 = STDIN_FILENO
+        if source != "-" {
+            descriptor = open(source, O_RDONLY | O_CLOEXEC)
+            guard descriptor >= 0 else {
+                throw ShellError.failure("import: \(source): cannot open: \(String(cString: strerror(errno)).lowercased())")
             }
         }
-        let reader: ImportReader
-        do throws(ImportReader.ImportFailure) {
-            reader = try ImportReader(bytes: bytes)
-        } catch {
-            throw ShellError.failure("import: \(name): \(error.message); nothing was stored")
-        }
-        let store = try shell.store()
+        defer { if descriptor != STDIN_FILENO { close(descriptor) } }
         var counts: [String: Int] = ["added": 0, "updated": 0, "unchanged": 0, "failed": 0]
-        var start = 0
-        while start < reader.count {
-            let end = min(start + importBatchSize, reader.count)
-            let items = reader.items(start..<end)
+        func store(_ items: [ImportReader.Item]) throws {
             var documents: [JSONValue] = []
             var locations: [String] = []
             for item in items {
@@ -61,7 +46,7 @@ extension Command {
                     shell.errors.line("error: import: \(name): \(item.location): \(failure.message)")
                 }
             }
-            let results = try store.upsert(documents)
+            let results = try shell.store().upsert(documents)
             for (result, location) in zip(results, locations) {
                 switch result.outcome {
                 case .success(let outcome):
@@ -71,10 +56,74 @@ extension Command {
                     shell.errors.line("error: import: \(name): \(location): \(error.errorDescription ?? "refused")")
                 }
             }
-            start = end
+        }
+
+        // JSON Lines are streamed a batch at a time; anything else (an array, a response, a
+        // pretty-printed document) is read whole.
+        let prefix = readPrefix(of: descriptor, upTo: 1 << 20)
+        if isJSONLines(prefix) {
+            let reader = JSONLinesReader(descriptor: descriptor, prefix: prefix)
+            while let items = reader.nextItems(maxCount: importBatchSize) {
+                try store(items)
+            }
+            if let error = reader.readError { throw ShellError.failure("import: \(name): cannot read: \(error)") }
+        } else {
+            var bytes = prefix
+            bytes.append(contentsOf: readPrefix(of: descriptor, upTo: Int.max))
+            let reader: ImportReader
+            do throws(ImportReader.ImportFailure) {
+                reader = try ImportReader(bytes: bytes)
+            } catch {
+                throw ShellError.failure("import: \(name): \(error.message); nothing was stored")
+            }
+            var start = 0
+            while start < reader.count {
+                let end = min(start + importBatchSize, reader.count)
+                try store(reader.items(start..<end))
+                start = end
+            }
         }
         shell.renderer.render(single: Record(["added", "updated", "unchanged", "failed"].map { ($0, .int(counts[$0]!)) }), to: shell.output)
         if counts["failed"]! > 0 { throw ShellError.reported }
+    }
+
+    /// Reads up to `limit` bytes (fewer at the end of input).
+    static func readPrefix(of descriptor: Int32, upTo limit: Int) -> [UInt8] {
+        var bytes: [UInt8] = []
+        let chunk = 1 << 20
+        while bytes.count < limit {
+            let want = min(chunk, limit - bytes.count)
+            let start = bytes.count
+            bytes.append(contentsOf: repeatElement(0, count: want))
+            var n: Int
+            repeat {
+                n = bytes.withUnsafeMutableBytes { read(descriptor, $0.baseAddress! + start, want) }
+            } while n < 0 && errno == EINTR
+            bytes.removeSubrange((start + max(n, 0))...)
+            if n <= 0 { break }
+        }
+        return bytes
+    }
+
+    /// Whether input starting with `prefix` is JSON Lines: its first line is a whole JSON value and
+    /// more follows it. (A single line holding one document is read whole, as one document.)
+    static func isJSONLines(_ prefix: [UInt8]) -> Bool {
+        var start = 0
+        if prefix.starts(with: [0xEF, 0xBB, 0xBF]) { start = 3 }
+        while start < prefix.count, [0x20, 0x0A, 0x0D, 0x09].contains(prefix[start]) { start += 1 }
+        guard start < prefix.count else { return false }
+        guard prefix[start] == UInt8(ascii: "{") || prefix[start] == UInt8(ascii: "[") else { return true }
+        guard let newline = prefix[start...].firstIndex(of: 0x0A) else { return false }
+        if (try? JSONParser.parse(Array(prefix[start..<newline]))) != nil {
+            return prefix[(newline + 1)...].contains { ![0x20, 0x0A, 0x0D, 0x09].contains($0) }
+        }
+        // A broken first line: still JSON Lines when one of the next lines is a whole object
+        // (no line of a pretty-printed document or array is).
+        let following = prefix[(newline + 1)...].split(separator: 0x0A, maxSplits: 3).prefix(2)
+        return following.contains { line in
+            if case .object? = try? JSONParser.parse(Array(line)) { return true }
+            return false
+        }
     }
 
     /// `export [--to FILE]`: write every document as JSON Lines.

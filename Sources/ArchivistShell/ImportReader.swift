@@ -1,5 +1,6 @@
 import ArchivistStore
 import Dispatch
+import Foundation
 
 /// Splits an import file into documents: JSON Lines, a JSON array of documents, one document, or
 /// a saved NYT API response (documents at `response.docs`).
@@ -139,22 +140,27 @@ public struct ImportReader: Sendable {
                 return Item(location: labels[index], document: .success(value))
             }
         }
-        let results = ResultBox(count: range.count)
-        let workers = min(4, max(1, range.count / 256))
-        bytes.withUnsafeBufferPointer { buffer in
-            nonisolated(unsafe) let buffer = buffer
-            DispatchQueue.concurrentPerform(iterations: workers) { worker in
-                var index = range.lowerBound + worker
-                while index < range.upperBound {
-                    let line = UnsafeBufferPointer(rebasing: buffer[lineRanges[index]])
-                    let location = "line \(lineNumbers[index])"
-                    do throws(JSONSyntaxError) {
-                        results.set(index - range.lowerBound, Item(location: location, document: .success(try JSONParser.parse(line))))
-                    } catch {
-                        results.set(index - range.lowerBound, Item(location: location, document: .failure(ImportFailure(message: error.description))))
-                    }
-                    index += workers
+        return bytes.withUnsafeBufferPointer { buffer in
+            ImportReader.parseLines(buffer, ranges: Array(lineRanges[range]), numbers: Array(lineNumbers[range]))
+        }
+    }
+
+    /// Parses lines of a buffer on all cores; each item is named by its line number.
+    static func parseLines(_ buffer: UnsafeBufferPointer<UInt8>, ranges: [Range<Int>], numbers: [Int]) -> [Item] {
+        let results = ResultBox(count: ranges.count)
+        let workers = min(ProcessInfo.processInfo.activeProcessorCount, max(1, ranges.count / 256))
+        nonisolated(unsafe) let buffer = buffer
+        DispatchQueue.concurrentPerform(iterations: workers) { worker in
+            var index = worker
+            while index < ranges.count {
+                let line = UnsafeBufferPointer(rebasing: buffer[ranges[index]])
+                let location = "line \(numbers[index])"
+                do throws(JSONSyntaxError) {
+                    results.set(index, Item(location: location, document: .success(try JSONParser.parse(line))))
+                } catch {
+                    results.set(index, Item(location: location, document: .failure(ImportFailure(message: error.description))))
                 }
+                index += workers
             }
         }
         return results.items

@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 
 /// What an upsert did to one document.
@@ -123,13 +124,45 @@ extension DocumentStore {
     /// a document was removed and `.unchanged` when there was none.
     func commit(_ operations: [Operation]) throws(StoreError) -> [Result<UpsertOutcome, StoreError>] {
         if operations.isEmpty { return [] }
+        // Serializing and hashing is most of the CPU work of a batch: do it on all cores before
+        // taking the lock.
+        var projection = state.withLock { $0.projection }
+        var encoded = Self.encode(operations, projection: projection)
         let lock = try fileSystem.lockExclusively(path(FileNames.lock), timeout: options.lockTimeout)
         defer { lock.release() }
         return try state.withLock { (state: inout State) throws(StoreError) in
             try self.refresh(&state, lockHeld: true)
             try self.recoverLocked(&state)
-            return try self.commitLocked(operations, &state)
+            if state.projection != projection {
+                projection = state.projection
+                encoded = Self.encode(operations, projection: projection)
+            }
+            return try self.commitLocked(operations, encoded, &state)
         }
+    }
+
+    /// A document's file bytes, their hash and its projected fields.
+    struct Encoded: Sendable {
+        var bytes: [UInt8]
+        var hash: UInt64
+        var fieldsJSON: [UInt8]
+    }
+
+    /// Encodes the puts of a batch (nil for removes), in parallel for large batches.
+    static func encode(_ operations: [Operation], projection: Projection) -> [Encoded?] {
+        let slots = EncodedSlots(count: operations.count)
+        let workers = operations.count >= 64 ? ProcessInfo.processInfo.activeProcessorCount : 1
+        DispatchQueue.concurrentPerform(iterations: workers) { worker in
+            var index = worker
+            while index < operations.count {
+                if case .put(_, let document) = operations[index] {
+                    let bytes = JSONWriter.prettyBytes(document)
+                    slots.set(index, Encoded(bytes: bytes, hash: FNV1a64.hash(bytes), fieldsJSON: projection.fieldsJSON(of: document)))
+                }
+                index += workers
+            }
+        }
+        return slots.values
     }
 
     struct Pending {
@@ -139,7 +172,7 @@ extension DocumentStore {
         var temporary: String?
     }
 
-    func commitLocked(_ operations: [Operation], _ state: inout State) throws(StoreError) -> [Result<UpsertOutcome, StoreError>] {
+    func commitLocked(_ operations: [Operation], _ encoded: [Encoded?], _ state: inout State) throws(StoreError) -> [Result<UpsertOutcome, StoreError>] {
         let now = Timestamp.now()
         let projection = state.projection
         var outcomes: [Result<UpsertOutcome, StoreError>] = []
@@ -156,12 +189,12 @@ extension DocumentStore {
         }
 
         do throws(StoreError) {
-            for operation in operations {
+            for (operation, encoding) in zip(operations, encoded) {
                 switch operation {
-                case .put(let id, let document):
+                case .put(let id, _):
                     let key = DocumentID(id)
-                    let bytes = JSONWriter.prettyBytes(document)
-                    let hash = FNV1a64.hash(bytes)
+                    let bytes = encoding!.bytes
+                    let hash = encoding!.hash
                     let existing = current(key)
                     if let existing, existing.hash == hash, existing.size == bytes.count {
                         var stored = pending[key]?.bytes
@@ -172,7 +205,7 @@ extension DocumentStore {
                         }
                     }
                     let entry = IndexEntry(id: id, hash: hash, size: bytes.count, storedAt: existing?.storedAt ?? now,
-                                           updatedAt: now, fieldsJSON: projection.fieldsJSON(of: document))
+                                           updatedAt: now, fieldsJSON: encoding!.fieldsJSON)
                     if !temporaryFolderReady {
                         try fileSystem.createFolder(temporaryFolder)
                         temporaryFolderReady = true
@@ -342,5 +375,24 @@ extension DocumentStore {
         let modified = try fileSystem.status(of: path(relative))?.modified ?? .now()
         return .entry(IndexEntry(id: id, hash: FNV1a64.hash(bytes), size: bytes.count, storedAt: storedAt ?? modified,
                                  updatedAt: modified, fieldsJSON: projection.fieldsJSON(of: document)))
+    }
+}
+
+/// Encoded documents filled by several threads (each slot by one thread).
+final class EncodedSlots: @unchecked Sendable {
+    private let storage: UnsafeMutableBufferPointer<DocumentStore.Encoded?>
+
+    init(count: Int) {
+        storage = .allocate(capacity: count)
+        storage.initialize(repeating: nil)
+    }
+
+    func set(_ index: Int, _ value: DocumentStore.Encoded) { storage[index] = value }
+
+    var values: [DocumentStore.Encoded?] { Array(storage) }
+
+    deinit {
+        storage.deinitialize()
+        storage.deallocate()
     }
 }

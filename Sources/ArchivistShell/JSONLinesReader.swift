@@ -1,0 +1,80 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+import ArchivistStore
+
+/// Reads JSON Lines from a file descriptor a chunk at a time, so an import of any size holds only
+/// one batch in memory.
+public final class JSONLinesReader {
+    private let descriptor: Int32
+    private var pending: [UInt8]
+    private var lineNumber = 1
+    private var atEnd = false
+    private var isFirstLine = true
+    /// The error that stopped reading, if any.
+    public private(set) var readError: String?
+
+    /// A reader of `descriptor` that first serves `prefix`, bytes already read from it.
+    public init(descriptor: Int32, prefix: [UInt8]) {
+        self.descriptor = descriptor
+        self.pending = prefix
+    }
+
+    /// The next items (at most `maxCount` lines that are not blank), or nil at the end.
+    public func nextItems(maxCount: Int) -> [ImportReader.Item]? {
+        var ranges: [Range<Int>] = []
+        var numbers: [Int] = []
+        var lineStart = 0
+        var scanned = 0
+        while ranges.count < maxCount {
+            // Find the next newline in what is pending, reading more when there is none.
+            var newline: Int?
+            while newline == nil {
+                if let found = pending[scanned...].firstIndex(of: 0x0A) {
+                    newline = found
+                } else {
+                    scanned = pending.count
+                    if atEnd || !fill() { break }
+                }
+            }
+            let end = newline ?? pending.count
+            if newline == nil && lineStart == end { break }
+            var range = lineStart..<end
+            if isFirstLine, pending[range].starts(with: [0xEF, 0xBB, 0xBF]) { range = (range.lowerBound + 3)..<end }
+            isFirstLine = false
+            if !pending[range].allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) {
+                ranges.append(range)
+                numbers.append(lineNumber)
+            }
+            lineNumber += 1
+            lineStart = min(end + 1, pending.count)
+            scanned = lineStart
+            if newline == nil { break }
+        }
+        if ranges.isEmpty && lineStart >= pending.count && atEnd {
+            pending.removeAll()
+            return nil
+        }
+        let items = pending.withUnsafeBufferPointer { ImportReader.parseLines($0, ranges: ranges, numbers: numbers) }
+        pending.removeSubrange(0..<lineStart)
+        return items
+    }
+
+    /// Reads up to 4 MiB more; false at the end of input (or on a read error).
+    private func fill() -> Bool {
+        let chunk = 4 << 20
+        let start = pending.count
+        pending.append(contentsOf: repeatElement(0, count: chunk))
+        var n: Int
+        repeat {
+            n = pending.withUnsafeMutableBytes { read(descriptor, $0.baseAddress! + start, chunk) }
+        } while n < 0 && errno == EINTR
+        if n < 0 { readError = String(cString: strerror(errno)).lowercased() }
+        pending.removeSubrange((start + max(n, 0))...)
+        if n <= 0 {
+            atEnd = true
+            return false
+        }
+        return true
+    }
+}
