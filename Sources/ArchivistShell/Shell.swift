@@ -111,9 +111,7 @@ public final class Shell: @unchecked Sendable {
             return report(error)
         }
         guard let name = rest.first else {
-            errors.line("usage: archivist [--data DIR] [--format table|json|jsonl|csv] COMMAND [ARGS...]")
-            errors.line("run 'archivist help' for the list of commands")
-            return ExitStatus.usage
+            return report(ShellError.usage("no command given; usage: archivist [--data DIR] [--format table|json|jsonl|csv] COMMAND [ARGS...]; run 'archivist help' for the list", command: nil))
         }
         return execute(command: name, arguments: Array(rest.dropFirst()))
     }

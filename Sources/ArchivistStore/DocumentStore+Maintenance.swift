@@ -206,14 +206,44 @@ extension DocumentStore {
     }
 
     /// Compares the documents with the index. Reads every document file.
+    ///
+    /// Never waits for a writer. While another process commits a batch, its documents may be in
+    /// place before their index lines: those named in its journal are not problems, and anything
+    /// found is confirmed by a second pass after picking up the writer's progress.
     public func check() throws(StoreError) -> [StoreProblem] {
-        try state.withLock { (state: inout State) throws(StoreError) -> [StoreProblem] in
+        if let lock = try? fileSystem.lockExclusively(path(FileNames.lock), timeout: 0) {
+            defer { lock.release() }
+            return try state.withLock { (state: inout State) throws(StoreError) -> [StoreProblem] in
+                try self.refresh(&state, lockHeld: true)
+                return try self.checkLocked(&state, writerActive: false)
+            }
+        }
+        return try state.withLock { (state: inout State) throws(StoreError) -> [StoreProblem] in
             try self.refresh(&state)
-            return try self.checkLocked(&state)
+            let journalBefore = try self.journalIDs()
+            let first = try self.checkLocked(&state, writerActive: true)
+            if first.isEmpty { return [] }
+            try self.refresh(&state)
+            let inFlight = journalBefore.union(try self.journalIDs())
+            let second = try self.checkLocked(&state, writerActive: true)
+            return second.filter { problem in
+                first.contains { $0.kind == problem.kind && $0.file == problem.file }
+                    && !(problem.id.map { inFlight.contains(DocumentID($0)) } ?? false)
+            }
         }
     }
 
-    func checkLocked(_ state: inout State) throws(StoreError) -> [StoreProblem] {
+    /// The IDs named in the journal of a batch being written (empty when there is none).
+    func journalIDs() throws(StoreError) -> Set<DocumentID> {
+        guard let journal = try fileSystem.contents(of: path(FileNames.journal)) else { return [] }
+        var ids: Set<DocumentID> = []
+        for line in journal.split(separator: 0x0A) {
+            if case .string(let id)? = (try? JSONParser.parse(Array(line)))?["id"] { ids.insert(DocumentID(id)) }
+        }
+        return ids
+    }
+
+    func checkLocked(_ state: inout State, writerActive: Bool) throws(StoreError) -> [StoreProblem] {
         var problems: [StoreProblem] = []
         if case .unreadable(let line, let reason)? = try indexReadability(metadata: state.metadata) {
             problems.append(StoreProblem(kind: .unreadableIndex, file: FileNames.index, id: nil, detail: "line \(line): \(reason)"))
@@ -251,13 +281,10 @@ extension DocumentStore {
         }
         let journalExists = try fileSystem.status(of: path(FileNames.journal)) != nil
         let temporaries = try fileSystem.entries(ofFolder: path(FileNames.temporary)) ?? []
-        if journalExists || !temporaries.isEmpty {
-            // Only a problem when no writer is at work right now.
-            if let lock = try? fileSystem.lockExclusively(path(FileNames.lock), timeout: 0) {
-                lock.release()
-                problems.append(StoreProblem(kind: .unfinishedWrite, file: journalExists ? FileNames.journal : FileNames.temporary,
-                                             id: nil, detail: "an interrupted write left \(journalExists ? "its journal" : "\(temporaries.count) temporary file(s)")"))
-            }
+        if !writerActive && (journalExists || !temporaries.isEmpty) {
+            // No writer is at work: these are a crash's.
+            problems.append(StoreProblem(kind: .unfinishedWrite, file: journalExists ? FileNames.journal : FileNames.temporary,
+                                         id: nil, detail: "an interrupted write left \(journalExists ? "its journal" : "\(temporaries.count) temporary file(s)")"))
         }
         return problems.sorted { ($0.file, $0.kind.rawValue) < ($1.file, $1.kind.rawValue) }
     }
@@ -276,7 +303,7 @@ extension DocumentStore {
         defer { lock.release() }
         return try state.withLock { (state: inout State) throws(StoreError) -> RepairReport in
             try self.refresh(&state, lockHeld: true)
-            let problems = try self.checkLocked(&state)
+            let problems = try self.checkLocked(&state, writerActive: false)
             var report = RepairReport(quarantined: [], moved: [], rebuiltIndex: false, problems: problems)
             let quarantineFolder = FileNames.quarantine + "/" + Timestamp.now().compactName
             func quarantine(_ file: String) throws(StoreError) {

@@ -320,11 +320,8 @@ extension DocumentStore {
         if indexSize > state.indexConsumed {
             try fileSystem.truncate(indexPath, to: state.indexConsumed)
         }
-        if let journal {
-            var ids: [String] = []
-            for line in journal.split(separator: 0x0A) {
-                if case .string(let id)? = (try? JSONParser.parse(Array(line)))?["id"] { ids.append(id) }
-            }
+        if journal != nil {
+            let ids = try journalIDs().map(\.rawValue).sorted()
             var lines: [UInt8] = []
             var count = 0
             let now = Timestamp.now()
