@@ -92,15 +92,7 @@ extension Command {
         var bytes: [UInt8] = []
         let chunk = 1 << 20
         while bytes.count < limit {
-            let want = min(chunk, limit - bytes.count)
-            let start = bytes.count
-            bytes.append(contentsOf: repeatElement(0, count: want))
-            var n: Int
-            repeat {
-                n = bytes.withUnsafeMutableBytes { read(descriptor, $0.baseAddress! + start, want) }
-            } while n < 0 && errno == EINTR
-            bytes.removeSubrange((start + max(n, 0))...)
-            if n <= 0 { break }
+            if JSONLinesReader.read(descriptor, upTo: min(chunk, limit - bytes.count), appendingTo: &bytes) <= 0 { break }
         }
         return bytes
     }

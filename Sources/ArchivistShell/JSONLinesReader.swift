@@ -62,19 +62,24 @@ public final class JSONLinesReader {
 
     /// Reads up to 4 MiB more; false at the end of input (or on a read error).
     private func fill() -> Bool {
-        let chunk = 4 << 20
-        let start = pending.count
-        pending.append(contentsOf: repeatElement(0, count: chunk))
-        var n: Int
-        repeat {
-            n = pending.withUnsafeMutableBytes { read(descriptor, $0.baseAddress! + start, chunk) }
-        } while n < 0 && errno == EINTR
+        let n = Self.read(descriptor, upTo: 4 << 20, appendingTo: &pending)
         if n < 0 { readError = String(cString: strerror(errno)).lowercased() }
-        pending.removeSubrange((start + max(n, 0))...)
         if n <= 0 {
             atEnd = true
             return false
         }
         return true
+    }
+
+    /// One read(2) of at most `count` bytes appended to `bytes`; returns what read(2) returned.
+    static func read(_ descriptor: Int32, upTo count: Int, appendingTo bytes: inout [UInt8]) -> Int {
+        let start = bytes.count
+        bytes.append(contentsOf: repeatElement(0, count: count))
+        var n: Int
+        repeat {
+            n = bytes.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress! + start, count) }
+        } while n < 0 && errno == EINTR
+        bytes.removeSubrange((start + max(n, 0))...)
+        return n
     }
 }

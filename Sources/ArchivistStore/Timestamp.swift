@@ -75,14 +75,7 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
         } else if bytes[19] != UInt8(ascii: "Z") {
             return nil
         }
-        // Days from civil.
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let mp = month > 2 ? month - 3 : month + 9
-        let doy = (153 * mp + 2) / 5 + day - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        let days = era * 146_097 + doe - 719_468
+        let days = ISODate.daysFromCivil(year: year, month: month, day: day)
         milliseconds = ((days * 24 + hour) * 60 + minute) * 60_000 + second * 1000 + fraction
     }
 }
