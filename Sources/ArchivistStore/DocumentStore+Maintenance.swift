@@ -111,16 +111,27 @@ extension DocumentStore {
     /// Replaces the index file with the state's entries (sorted by ID), atomically and durably.
     func writeIndex(_ state: inout State) throws(StoreError) {
         let sorted = state.entries.sorted { $0.key < $1.key }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(sorted.count * 400)
+        let old = sorted.contains { if case .indexFile = $0.value.fields { return true } else { return false } }
+            ? try fileSystem.contents(of: path(FileNames.index)) ?? [] : []
+        var lines = IndexLines()
         for (_, entry) in sorted {
-            bytes.append(contentsOf: entry.line())
-            bytes.append(0x0A)
+            switch entry.fields {
+            case .inline(let bytes):
+                lines.append(entry, fields: bytes)
+            case .indexFile(let offset, let length):
+                guard offset + length <= old.count else {
+                    throw .io(path: path(FileNames.index), operation: "read", message: "the index changed while it was rewritten")
+                }
+                lines.append(entry, fields: Array(old[offset..<(offset + length)]))
+            }
         }
-        try writeDurably(bytes, to: FileNames.index)
+        try writeDurably(lines.bytes, to: FileNames.index)
         state.indexIdentity = try fileSystem.status(of: path(FileNames.index))?.identity
-        state.indexConsumed = bytes.count
-        state.indexLines = sorted.count
+        state.indexConsumed = lines.bytes.count
+        state.indexLines = lines.count
+        for span in lines.fieldSpans {
+            state.entries[span.id]?.fields = .indexFile(offset: span.offset, length: span.length)
+        }
     }
 
     /// A document file found by scanning the documents folder.
@@ -165,7 +176,7 @@ extension DocumentStore {
                 let entry = IndexEntry(id: id, hash: FNV1a64.hash(bytes), size: bytes.count,
                                        storedAt: storedAt[DocumentID(id)]?.storedAt ?? modified,
                                        updatedAt: storedAt[DocumentID(id)]?.updatedAt ?? modified,
-                                       fieldsJSON: projection.fieldsJSON(of: document))
+                                       fields: .inline(projection.fieldsJSON(of: document)))
                 if FileNames.documentPath(for: id) == relative {
                     scanned.append(ScannedFile(file: relative, content: .document(entry)))
                 } else {
@@ -270,7 +281,7 @@ extension DocumentStore {
                 if known.hash != found.hash || known.size != found.size {
                     problems.append(StoreProblem(kind: .changedDocument, file: file.file, id: found.id,
                                                  detail: "content differs from the index (hash \(FNV1a64.hex(found.hash)), size \(found.size); index has \(FNV1a64.hex(known.hash)), \(known.size))"))
-                } else if known.fieldsJSON != found.fieldsJSON {
+                } else if try fieldsBytes(of: known) != fieldsBytes(of: found) {
                     problems.append(StoreProblem(kind: .changedDocument, file: file.file, id: found.id, detail: "projected fields in the index are stale"))
                 }
             }

@@ -205,7 +205,7 @@ extension DocumentStore {
                         }
                     }
                     let entry = IndexEntry(id: id, hash: hash, size: bytes.count, storedAt: existing?.storedAt ?? now,
-                                           updatedAt: now, fieldsJSON: encoding!.fieldsJSON)
+                                           updatedAt: now, fields: .inline(encoding!.fieldsJSON))
                     if !temporaryFolderReady {
                         try fileSystem.createFolder(temporaryFolder)
                         temporaryFolderReady = true
@@ -263,7 +263,7 @@ extension DocumentStore {
 
         do throws(StoreError) {
             // 2. Rename each document into place (or unlink it), then append the index lines.
-            var lines: [UInt8] = []
+            var lines = IndexLines()
             for key in changes {
                 let planned = pending[key]!
                 let relative = FileNames.documentPath(for: key.rawValue)
@@ -274,14 +274,15 @@ extension DocumentStore {
                         state.knownBuckets.insert(bucket)
                     }
                     try fileSystem.rename(planned.temporary!, to: path(relative))
-                    lines.append(contentsOf: entry.line())
+                    lines.append(entry, fields: try fieldsBytes(of: entry))
                 } else {
                     try fileSystem.removeFile(path(relative))
-                    lines.append(contentsOf: IndexEntry.removalLine(id: key.rawValue, at: now))
+                    lines.appendRemoval(of: key.rawValue, at: now)
                 }
-                lines.append(0x0A)
             }
-            try appendToIndex(lines, lineCount: changes.count, &state)
+            for (key, reference) in try appendToIndex(lines, &state) {
+                pending[key]!.entry!.fields = reference
+            }
             // 3. One sync makes the renames and the index durable; only then is the batch done.
             try fileSystem.synchronizeAll(containing: folder)
         } catch {
@@ -296,15 +297,18 @@ extension DocumentStore {
         return outcomes
     }
 
-    /// Appends complete lines to the index and records them as consumed.
-    func appendToIndex(_ lines: [UInt8], lineCount: Int, _ state: inout State) throws(StoreError) {
+    /// Appends complete lines to the index, records them as consumed, and returns where in the
+    /// file each new entry's fields now are.
+    func appendToIndex(_ lines: IndexLines, _ state: inout State) throws(StoreError) -> [(DocumentID, FieldsReference)] {
         let indexPath = path(FileNames.index)
-        try fileSystem.append(lines, to: indexPath)
+        let base = state.indexConsumed
+        try fileSystem.append(lines.bytes, to: indexPath)
         if state.indexIdentity == nil {
             state.indexIdentity = try fileSystem.status(of: indexPath)?.identity
         }
-        state.indexConsumed += lines.count
-        state.indexLines += lineCount
+        state.indexConsumed += lines.bytes.count
+        state.indexLines += lines.count
+        return lines.fieldSpans.map { ($0.id, .indexFile(offset: base + $0.offset, length: $0.length)) }
     }
 
     /// Finishes what a crashed writer left (called with the lock held): cuts a torn last index
@@ -322,8 +326,7 @@ extension DocumentStore {
         }
         if journal != nil {
             let ids = try journalIDs().map(\.rawValue).sorted()
-            var lines: [UInt8] = []
-            var count = 0
+            var lines = IndexLines()
             let now = Timestamp.now()
             for id in ids {
                 let key = DocumentID(id)
@@ -335,17 +338,18 @@ extension DocumentStore {
                 case .unreadable: continue  // left for check to report and repair to quarantine
                 }
                 if derived == nil && known == nil { continue }
-                if let derived, let known, derived.hash == known.hash, derived.size == known.size, derived.fieldsJSON == known.fieldsJSON { continue }
+                if let derived, let known, derived.hasSameContent(as: known),
+                   try fieldsBytes(of: derived) == fieldsBytes(of: known) { continue }
                 if let derived {
-                    lines.append(contentsOf: derived.line())
+                    lines.append(derived, fields: try fieldsBytes(of: derived))
                 } else {
-                    lines.append(contentsOf: IndexEntry.removalLine(id: id, at: now))
+                    lines.appendRemoval(of: id, at: now)
                 }
-                lines.append(0x0A)
-                count += 1
                 state.entries[key] = derived
             }
-            if count > 0 { try appendToIndex(lines, lineCount: count, &state) }
+            if lines.count > 0 {
+                for (key, reference) in try appendToIndex(lines, &state) { state.entries[key]?.fields = reference }
+            }
         }
         for name in temporaries {
             try fileSystem.removeFile(path(FileNames.temporary + "/" + name))
@@ -371,7 +375,7 @@ extension DocumentStore {
         else { return .unreadable }
         let modified = try fileSystem.status(of: path(relative))?.modified ?? .now()
         return .entry(IndexEntry(id: id, hash: FNV1a64.hash(bytes), size: bytes.count, storedAt: storedAt ?? modified,
-                                 updatedAt: modified, fieldsJSON: projection.fieldsJSON(of: document)))
+                                 updatedAt: modified, fields: .inline(projection.fieldsJSON(of: document))))
     }
 }
 

@@ -248,7 +248,8 @@ public final class DocumentStore: Sendable {
     /// ones too) it consumed. A final line without its newline is a write in progress (or was cut
     /// by a crash) and is left for later. Lines are decoded on all cores.
     func apply(_ bytes: [UInt8], startingAtLine firstLine: Int, to state: inout State) -> Result<Int, IndexLoad> {
-        bytes.withUnsafeBufferPointer { buffer -> Result<Int, IndexLoad> in
+        let baseOffset = state.indexConsumed
+        return bytes.withUnsafeBufferPointer { buffer -> Result<Int, IndexLoad> in
             var ranges: [Range<Int>] = []
             var lineStart = 0
             for index in 0..<buffer.count where buffer[index] == 0x0A {
@@ -270,7 +271,7 @@ public final class DocumentStore: Sendable {
                         continue
                     }
                     do throws(JSONSyntaxError) {
-                        if let decodedLine = try IndexEntry.decode(line) {
+                        if let decodedLine = try IndexEntry.decode(line, lineOffset: baseOffset + lineRanges[index].lowerBound) {
                             decoded.set(index, .line(decodedLine))
                         } else {
                             decoded.set(index, .invalid("not an index entry"))

@@ -10,32 +10,37 @@ public struct IndexEntry: Sendable, Equatable {
     public var storedAt: Timestamp
     /// When the document's content last changed.
     public var updatedAt: Timestamp
-    /// The projected fields as the compact JSON object of the index line (`{"headline.main":...}`).
+    /// Where the projected fields are: the compact JSON object of the index line
+    /// (`{"headline.main":...}`), either in the index file or, until it is written there, in memory.
     ///
-    /// Kept as bytes: one allocation per document instead of a tree of values, which keeps the
-    /// open of a large folder fast and small. `fields` decodes it.
-    public var fieldsJSON: [UInt8]
+    /// Only a reference is kept: opening a large folder reads the index once and keeps no copy of
+    /// the projection, so `stats`, `get` and `put` stay fast and small. Queries load the fields
+    /// when they need them (`DocumentStore.projectedFields`).
+    public var fields: FieldsReference
 
     /// Creates an entry.
-    public init(id: String, hash: UInt64, size: Int, storedAt: Timestamp, updatedAt: Timestamp, fieldsJSON: [UInt8]) {
+    public init(id: String, hash: UInt64, size: Int, storedAt: Timestamp, updatedAt: Timestamp, fields: FieldsReference) {
         self.id = id
         self.hash = hash
         self.size = size
         self.storedAt = storedAt
         self.updatedAt = updatedAt
-        self.fieldsJSON = fieldsJSON
+        self.fields = fields
     }
 
-    /// The projected fields as an object keyed by dotted path.
-    public var fields: JSONValue {
-        (try? JSONParser.parse(fieldsJSON)) ?? .object([])
+    /// Whether two entries describe the same document content (ID, hash and size).
+    func hasSameContent(as other: IndexEntry) -> Bool {
+        id == other.id && hash == other.hash && size == other.size
     }
 
     /// The document file, relative to the data folder.
     public var file: String { FileNames.documentPath(for: id) }
 
-    /// The entry as an index line (without the newline), keys in sorted order.
-    func line() -> [UInt8] {
+    /// Where the fields object starts in a line made by `line(fields:)`.
+    static let fieldsOffsetInLine = 10
+
+    /// The entry as an index line (without the newline), keys in sorted order, with its fields.
+    func line(fields fieldsJSON: [UInt8]) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(fieldsJSON.count + id.utf8.count * 2 + 160)
         out.append(contentsOf: #"{"fields":"#.utf8)
@@ -71,8 +76,9 @@ public struct IndexEntry: Sendable, Equatable {
     }
 
     /// Decodes one index line without building a tree for its fields (they are only checked for
-    /// syntax and kept as bytes). Throws on invalid JSON; nil when the JSON is not an index line.
-    static func decode(_ line: UnsafeBufferPointer<UInt8>) throws(JSONSyntaxError) -> Line? {
+    /// syntax, and referred to at `lineOffset` plus their place in the line). Throws on invalid
+    /// JSON; nil when the JSON is not an index line.
+    static func decode(_ line: UnsafeBufferPointer<UInt8>, lineOffset: Int) throws(JSONSyntaxError) -> Line? {
         var reader = JSONParser.Reader(line)
         reader.skipWhitespace()
         guard reader.index < line.count, line[reader.index] == UInt8(ascii: "{") else {
@@ -133,7 +139,15 @@ public struct IndexEntry: Sendable, Equatable {
         guard valid, let id, !id.isEmpty else { return nil }
         if removed { return .removal(id) }
         guard let hash, let size, let storedAt, let updatedAt else { return nil }
-        let fieldsJSON = fields.map { Array(UnsafeBufferPointer(rebasing: line[$0])) } ?? Array("{}".utf8)
-        return .entry(IndexEntry(id: id, hash: hash, size: size, storedAt: storedAt, updatedAt: updatedAt, fieldsJSON: fieldsJSON))
+        let reference = fields.map { FieldsReference.indexFile(offset: lineOffset + $0.lowerBound, length: $0.count) } ?? .inline(Array("{}".utf8))
+        return .entry(IndexEntry(id: id, hash: hash, size: size, storedAt: storedAt, updatedAt: updatedAt, fields: reference))
     }
+}
+
+/// Where an entry's projected fields are kept.
+public enum FieldsReference: Sendable, Equatable {
+    /// The bytes themselves (not yet written to the index file).
+    case inline([UInt8])
+    /// A span of the current index file.
+    case indexFile(offset: Int, length: Int)
 }
