@@ -120,16 +120,25 @@ extension Command {
 
     /// `export [--to FILE]`: write every document as JSON Lines.
     public static let export = Command(
-        name: "export", synopsis: "", summary: "Write every document as JSON Lines, sorted by ID",
+        name: "export", synopsis: "[FILTER]", summary: "Write every document (or those matching FILTER) as JSON Lines, sorted by ID",
         discussion: """
         One document per line, compact, keys sorted, in ID order, on standard output or, with --to,
         into FILE (written to a temporary file, synced, then renamed, so FILE is never half-written).
+        FILTER is as for find.
         """,
-        examples: ["export > backup.jsonl", "export --to backup.jsonl"],
+        examples: ["export > backup.jsonl", "export --to backup.jsonl", "export section_name = Sports --to sports.jsonl"],
         options: [Option("--to", value: "FILE", help: "write to FILE instead of standard output")],
-        arity: 0...0
+        arity: 0...Int.max
     ) { invocation, shell in
         let store = try shell.store()
+        var ids: [String]
+        if invocation.positionals.isEmpty {
+            ids = try store.entries().map(\.id)
+        } else {
+            let result = try store.find(Query(filter: try parseFilter(invocation.positionals)))
+            noteScan(result.scannedPaths, shell: shell)
+            ids = result.ids
+        }
         let destination = invocation.value("--to")
         let temporary = destination.map { $0 + ".tmp-\(getpid())" }
         var sink = shell.output
@@ -142,9 +151,9 @@ extension Command {
             sink = TextSink(descriptor: descriptor)
         }
         var failures = 0
-        for entry in try store.entries() {
+        for id in ids {
             do {
-                guard let document = try store.document(withID: entry.id) else { continue }
+                guard let document = try store.document(withID: id) else { continue }
                 var line = JSONWriter.compactBytes(document)
                 line.append(0x0A)
                 sink.write(bytes: line)

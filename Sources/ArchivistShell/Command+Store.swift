@@ -62,12 +62,26 @@ extension Command {
 
     /// `remove ID...`: remove documents.
     public static let remove = Command(
-        name: "remove", synopsis: "ID...", summary: "Remove the documents with these IDs",
-        discussion: "All the IDs are removed in one durable batch. An ID with no document is an error; the others are still removed.",
-        examples: ["remove 4fd2a0b78eb7c8105d88fd8e", "remove id-1 id-2 id-3"],
-        arity: 1...Int.max, isWriting: true
+        name: "remove", synopsis: "ID... | --where FILTER", summary: "Remove the documents with these IDs, or those matching a filter",
+        discussion: """
+        All the documents are removed in one durable batch. An ID with no document is an error; the
+        others are still removed. With --where, FILTER is as for find (its words may follow as
+        separate arguments), and no match is not an error.
+        """,
+        examples: ["remove 4fd2a0b78eb7c8105d88fd8e", "remove id-1 id-2 id-3", "remove --where 'pub_date < 2001-01-01'"],
+        options: [Option("--where", value: "FILTER", help: "remove every document matching FILTER")],
+        arity: 0...Int.max, isWriting: true
     ) { invocation, shell in
-        let ids = invocation.positionals
+        var ids = invocation.positionals
+        if let filterText = invocation.value("--where") {
+            let result = try shell.store().find(Query(filter: try parseFilter([filterText] + ids)))
+            noteScan(result.scannedPaths, shell: shell)
+            ids = result.ids
+            let removed = try shell.store().remove(ids)
+            shell.renderer.render(single: Record([("removed", .int(removed.filter { $0 }.count)), ("missing", .int(0))]), to: shell.output)
+            return
+        }
+        guard !ids.isEmpty else { throw ShellError.usage("remove: give IDs or --where FILTER; usage: archivist remove ID... | --where FILTER", command: "remove") }
         let removed = try shell.store().remove(ids)
         for (id, wasRemoved) in zip(ids, removed) where !wasRemoved {
             shell.errors.line("error: " + (StoreError.notFound(id: id).errorDescription ?? id))

@@ -1,4 +1,8 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
 import ArchivistStore
+import Foundation
 
 /// Prints records in each output format.
 public struct Renderer: Sendable {
@@ -24,6 +28,24 @@ public struct Renderer: Sendable {
             for field in record.fields {
                 sink.line(field.name.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + Renderer.plainText(field.value))
             }
+        }
+    }
+
+    /// The width tables fit: `COLUMNS`, else the terminal's, else 80.
+    public static func terminalWidth() -> Int {
+        if let columns = ProcessInfo.processInfo.environment["COLUMNS"].flatMap(Int.init), columns > 0 { return columns }
+        var size = winsize()
+        if ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 { return Int(size.ws_col) }
+        return 80
+    }
+
+    /// Prints records; in table format, lines longer than `width` are cut with an ellipsis.
+    public func render(list records: [Record], to sink: TextSink, clippingTo width: Int?) {
+        guard let width, format == .table else { return render(list: records, to: sink) }
+        let table = TextSink()
+        render(list: records, to: table)
+        for line in table.capturedText.split(separator: "\n", omittingEmptySubsequences: false).dropLast() {
+            sink.line(line.count > width ? String(line.prefix(max(width - 1, 0))) + "…" : String(line))
         }
     }
 

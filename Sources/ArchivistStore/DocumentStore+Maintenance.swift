@@ -361,6 +361,29 @@ extension DocumentStore {
     }
 }
 
+extension DocumentStore {
+    /// Changes the projected fields and rebuilds the index from the documents (reading each one),
+    /// then records the projection in the metadata file.
+    public func changeProjection(to projection: Projection) throws(StoreError) {
+        let lock = try fileSystem.lockExclusively(path(FileNames.lock), timeout: options.lockTimeout)
+        defer { lock.release() }
+        try state.withLock { (state: inout State) throws(StoreError) in
+            try self.refresh(&state, lockHeld: true)
+            try self.recoverLocked(&state)
+            let previous = state.metadata
+            state.metadata.projection = projection
+            do throws(StoreError) {
+                try self.rebuildEntries(&state, persist: true)
+                try self.writeDurably(state.metadata.encoded(), to: FileNames.metadata)
+            } catch {
+                state.metadata = previous
+                try? self.reopen(&state, lockHeld: true)
+                throw error
+            }
+        }
+    }
+}
+
 extension Timestamp {
     /// A form safe in file names: `20261129T192556.123Z`.
     var compactName: String {

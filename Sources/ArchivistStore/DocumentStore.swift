@@ -27,6 +27,8 @@ public final class DocumentStore: Sendable {
     let fileSystem: any FileSystem
     let options: Options
     let state: Mutex<State>
+    /// The last query index built, with the index state it was built from.
+    let queryCache = Mutex<(key: IndexGeneration, index: QueryIndex)?>(nil)
 
     struct State {
         var metadata: StoreMetadata
@@ -39,6 +41,19 @@ public final class DocumentStore: Sendable {
         var temporaryCounter = 0
 
         var projection: Projection { metadata.projection }
+
+        /// Names the index contents: changes whenever entries change.
+        var generation: IndexGeneration {
+            IndexGeneration(identity: indexIdentity, consumed: indexConsumed, count: entries.count, projection: projection.paths)
+        }
+    }
+
+    /// What a built query index depends on.
+    struct IndexGeneration: Equatable {
+        var identity: UInt64?
+        var consumed: Int
+        var count: Int
+        var projection: [String]
     }
 
     /// Opens (creating when missing) the data folder at `folder`.

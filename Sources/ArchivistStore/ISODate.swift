@@ -29,8 +29,9 @@ public enum ISODate {
             return a * 10 + c
         }
         guard let y1 = two(0), let y2 = two(2), b[4] == UInt8(ascii: "-"), let month = two(5), b[7] == UInt8(ascii: "-"),
-              let day = two(8), (1...12).contains(month), (1...31).contains(day) else { return nil }
+              let day = two(8) else { return nil }
         let year = y1 * 100 + y2
+        guard isValid(year: year, month: month, day: day) else { return nil }
         let days = daysFromCivil(year: year, month: month, day: day)
         let dayStart = days * 86_400_000
         if n == 10 { return (dayStart, dayStart + 86_400_000) }
@@ -74,6 +75,14 @@ public enum ISODate {
         guard i == n else { return nil }
         let start = dayStart + ((hour * 60 + minute - offsetMinutes) * 60 + second) * 1000 + millis
         return (start, start + 1)
+    }
+
+    /// Whether a day exists in the proleptic Gregorian calendar (no February 30th).
+    static func isValid(year: Int64, month: Int64, day: Int64) -> Bool {
+        guard (1...12).contains(month), day >= 1 else { return false }
+        let isLeap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0
+        let lengths: [Int64] = [31, isLeap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+        return day <= lengths[Int(month - 1)]
     }
 
     static func daysFromCivil(year: Int64, month: Int64, day: Int64) -> Int64 {

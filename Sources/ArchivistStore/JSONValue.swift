@@ -116,6 +116,11 @@ extension JSONValue {
         return false
     }
 
+    /// Every value at a dotted path (`headline.main`).
+    public func values(atPath path: String) -> [JSONValue] {
+        values(atPath: path.split(separator: ".", omittingEmptySubsequences: false).map(String.init))
+    }
+
     /// Follows a dotted key path (`headline.main`, `keywords.value`). Arrays on the way are
     /// traversed element by element, so the result is every value found, flattened one level
     /// per array crossed (as MongoDB does).
@@ -128,8 +133,14 @@ extension JSONValue {
                 case .object:
                     if let child = value[key] { next.append(child) }
                 case .array(let elements):
-                    for element in elements {
-                        if let child = element[key] { next.append(child) }
+                    // A numeric key indexes the array (`multimedia.0.url`); otherwise each
+                    // element that is an object is followed.
+                    if let position = Int(key), position >= 0, key.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) {
+                        if position < elements.count { next.append(elements[position]) }
+                    } else {
+                        for element in elements {
+                            if let child = element[key] { next.append(child) }
+                        }
                     }
                 default:
                     break

@@ -14,10 +14,11 @@ public struct Projection: Sendable, Equatable {
         self.components = unique.map { $0.split(separator: ".", omittingEmptySubsequences: false).map(String.init) }
     }
 
-    /// The fields queries on NYT articles use.
+    /// The fields queries on NYT articles use, and the text full-text search reads.
     public static let nytDefault = Projection(paths: [
         "pub_date", "section_name", "news_desk", "document_type", "type_of_material",
         "headline.main", "byline.original", "word_count", "web_url", "keywords.value",
+        "abstract", "snippet", "lead_paragraph",
     ])
 
     /// The position of a path in `paths`.

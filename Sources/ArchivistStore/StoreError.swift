@@ -20,6 +20,8 @@ public enum StoreError: Error, LocalizedError, Sendable, Equatable {
     case locked(path: String, holder: String, waitedSeconds: Double)
     /// The data folder path is not a folder.
     case notAFolder(path: String)
+    /// A filter could not be read: where (`column 17`, `$in at section_name`) and what was expected.
+    case invalidFilter(String)
 
     /// A one-line, lowercase message that starts with its subject.
     public var errorDescription: String? {
@@ -42,6 +44,8 @@ public enum StoreError: Error, LocalizedError, Sendable, Equatable {
             return "\(path): locked by \(holder); gave up after \(String(format: "%.1f", waited)) s"
         case .notAFolder(let path):
             return "\(path): not a folder"
+        case .invalidFilter(let message):
+            return "filter: \(message)"
         }
     }
 

@@ -1,0 +1,107 @@
+/// What `find` returns.
+public struct QueryResult: Sendable {
+    /// The IDs of the documents in the window, in order.
+    public var ids: [String]
+    /// How many documents matched before skip and limit.
+    public var total: Int
+    /// Paths the projection lacks, which made the query read documents from disk (empty when the
+    /// projection answered it).
+    public var scannedPaths: [String]
+}
+
+extension DocumentStore {
+    /// The in-memory query index of the current documents (rebuilt only when they changed).
+    public func queryIndex() throws(StoreError) -> QueryIndex {
+        let generation = try state.withLock { (state: inout State) throws(StoreError) in
+            try self.refresh(&state)
+            return state.generation
+        }
+        if let cached = queryCache.withLock({ $0 }), cached.key == generation { return cached.index }
+        let (projection, entries) = try projectedFields()
+        let index = QueryIndex(projection: projection, entries: entries)
+        let built = state.withLock { $0.generation }
+        queryCache.withLock { $0 = (built, index) }
+        return index
+    }
+
+    /// The documents matching a query, in order. Answered from the in-memory projection; a query
+    /// naming a path the projection lacks reads the documents instead (see `scannedPaths`).
+    public func find(_ query: Query) throws(StoreError) -> QueryResult {
+        let index = try queryIndex()
+        let missing = index.missingPaths(filter: query.filter, sort: query.sort)
+        if missing.isEmpty {
+            let matches = index.matching(query.filter)
+            let ordered = index.order(matches, query: query)
+            return QueryResult(ids: ordered.map { index.ids[Int($0)] }, total: matches.count, scannedPaths: [])
+        }
+        // Read each document; keep only what ordering needs.
+        var matched: [(id: String, keys: [JSONValue?], score: Double)] = []
+        let terms = QueryIndex.textTerms(query.filter)
+        for id in index.ids {
+            guard let document = try document(withID: id), query.filter.matches(document) else { continue }
+            let keys = query.sort.map { key -> JSONValue? in
+                let values = document.values(atPath: key.path)
+                let value: JSONValue? = values.count == 1 ? values[0] : (values.isEmpty ? nil : .array(values))
+                return ValueOrder.sortKey(value, descending: key.isDescending)
+            }
+            var score = 0.0
+            if query.sort.isEmpty, !terms.isEmpty {
+                let words = TextSearch.words(of: document)
+                for term in Set(terms) { score += words.filter { $0.word == term }.reduce(0) { $0 + $1.weight } }
+            }
+            matched.append((id, keys, score))
+        }
+        let ordered = matched.enumerated().sorted { a, b in
+            for (k, key) in query.sort.enumerated() {
+                let c = ValueOrder.compareSortKeys(a.element.keys[k], b.element.keys[k])
+                if c != 0 { return key.isDescending ? c > 0 : c < 0 }
+            }
+            if a.element.score != b.element.score { return a.element.score > b.element.score }
+            return a.offset < b.offset
+        }.map(\.element.id)
+        let start = min(query.skip, ordered.count)
+        let end = query.limit.map { min(ordered.count, start + $0) } ?? ordered.count
+        return QueryResult(ids: Array(ordered[start..<end]), total: ordered.count, scannedPaths: missing)
+    }
+
+    /// How many documents match a filter, and the paths that had to be read from disk.
+    public func count(matching filter: Filter) throws(StoreError) -> (count: Int, scannedPaths: [String]) {
+        let index = try queryIndex()
+        let missing = index.missingPaths(filter: filter)
+        if missing.isEmpty { return (index.matching(filter).count, []) }
+        return (try find(Query(filter: filter)).total, missing)
+    }
+
+    /// Documents per value of a path among those matching a filter, most frequent first (an array
+    /// counts each distinct element), at most `limit` values.
+    public func facet(_ path: String, matching filter: Filter = .all, limit: Int? = nil) throws(StoreError)
+        -> (values: [(value: JSONValue, count: Int)], scannedPaths: [String]) {
+        let index = try queryIndex()
+        var missing = index.missingPaths(filter: filter)
+        if !index.isProjected(path) { missing.append(path) }
+        var counts: [(value: JSONValue, count: Int)]
+        if missing.isEmpty {
+            counts = index.facet(path, among: index.matching(filter))
+        } else {
+            // Count from the documents themselves.
+            var tally: [String: (JSONValue, Int)] = [:]
+            for id in try find(Query(filter: filter)).ids {
+                guard let document = try document(withID: id) else { continue }
+                var seen: Set<String> = []
+                for value in document.values(atPath: path) {
+                    let items: [JSONValue]
+                    if case .array(let elements) = value { items = elements } else { items = [value] }
+                    for item in items {
+                        let key = QueryIndex.equalityKey(item) ?? JSONWriter.compactString(item)
+                        guard seen.insert(key).inserted else { continue }
+                        tally[key, default: (item, 0)].1 += 1
+                    }
+                }
+            }
+            counts = tally.values.sorted { a, b in a.1 != b.1 ? a.1 > b.1 : ValueOrder.compareSortable(a.0, b.0) < 0 }
+                .map { (value: $0.0, count: $0.1) }
+        }
+        if let limit { counts = Array(counts.prefix(limit)) }
+        return (counts, missing.sorted())
+    }
+}

@@ -1,0 +1,291 @@
+/// The infix filter language, for people at the prompt. It compiles to the same `Filter` as a
+/// MongoDB filter document.
+///
+/// ```
+/// section_name = Sports and pub_date >= 2015-07-01 and not headline.main ~ "preview"
+/// news_desk in (Sports, Foreign) or word_count > 1000
+/// byline.original exists and "climate change"
+/// ```
+///
+/// Operators: `= != < <= > >= ~` (case- and accent-insensitive substring), `in (a, b)`,
+/// `not in (a, b)`, `exists`, `missing`; `and`, `or`, `not` and parentheses. Values are quoted
+/// (`"New York"`, `'it''s'`) or bare (`Sports`, `2015-07-01`, `879`, `true`, `null`). A bare number is
+/// a number; quote it (`"879"`) for a string. A quoted phrase on its own is a full-text search.
+public enum FilterParser {
+    /// Parses a filter; an empty text is `.all`. Errors name the column and what was expected.
+    public static func parse(_ text: String) throws(StoreError) -> Filter {
+        var parser = Parser(tokens: try tokenize(text), length: text.count)
+        if parser.tokens.isEmpty { return .all }
+        let filter = try parser.parseOr()
+        if let token = parser.peek {
+            throw .invalidFilter("column \(token.column): expected 'and', 'or' or the end, found \(token.display)")
+        }
+        return filter
+    }
+
+    /// Parses a filter given either as a MongoDB filter document (text starting with `{`) or in
+    /// the infix language.
+    public static func parseAny(_ text: String) throws(StoreError) -> Filter {
+        if text.drop(while: { $0 == " " || $0 == "\t" || $0 == "\n" }).first == "{" {
+            return try Filter(jsonText: text)
+        }
+        return try parse(text)
+    }
+
+    enum Kind: Equatable {
+        case word(String)
+        case quoted(String)
+        case op(String)
+        case open, close, comma
+    }
+
+    struct Token {
+        var kind: Kind
+        var column: Int
+
+        var display: String {
+            switch kind {
+            case .word(let word): return "'\(word)'"
+            case .quoted(let text): return "\"\(text)\""
+            case .op(let op): return "'\(op)'"
+            case .open: return "'('"
+            case .close: return "')'"
+            case .comma: return "','"
+            }
+        }
+
+        func isKeyword(_ keyword: String) -> Bool {
+            if case .word(let word) = kind { return word.lowercased() == keyword }
+            return false
+        }
+    }
+
+    static let keywords: Set<String> = ["and", "or", "not", "in", "exists", "missing"]
+
+    static func tokenize(_ text: String) throws(StoreError) -> [Token] {
+        let characters = Array(text)
+        var tokens: [Token] = []
+        var i = 0
+        while i < characters.count {
+            let c = characters[i]
+            let column = i + 1
+            if c.isWhitespace {
+                i += 1
+                continue
+            }
+            switch c {
+            case "(": tokens.append(Token(kind: .open, column: column)); i += 1
+            case ")": tokens.append(Token(kind: .close, column: column)); i += 1
+            case ",": tokens.append(Token(kind: .comma, column: column)); i += 1
+            case "=", "~":
+                tokens.append(Token(kind: .op(String(c)), column: column))
+                i += 1
+                if c == "=", i < characters.count, characters[i] == "=" { i += 1 }
+            case "!", "<", ">":
+                if i + 1 < characters.count, characters[i + 1] == "=" {
+                    tokens.append(Token(kind: .op(String(c) + "="), column: column))
+                    i += 2
+                } else if c == "<", i + 1 < characters.count, characters[i + 1] == ">" {
+                    tokens.append(Token(kind: .op("!="), column: column))
+                    i += 2
+                } else if c == "!" {
+                    throw .invalidFilter("column \(column): expected '!=' ('!' alone is not an operator)")
+                } else {
+                    tokens.append(Token(kind: .op(String(c)), column: column))
+                    i += 1
+                }
+            case "\"", "'":
+                var value = ""
+                var j = i + 1
+                var closed = false
+                while j < characters.count {
+                    let d = characters[j]
+                    if d == "\\", j + 1 < characters.count {
+                        let e = characters[j + 1]
+                        switch e {
+                        case "n": value.append("\n")
+                        case "t": value.append("\t")
+                        default: value.append(e)
+                        }
+                        j += 2
+                        continue
+                    }
+                    if d == c {
+                        // A doubled quote stands for itself, as in SQL.
+                        if j + 1 < characters.count, characters[j + 1] == c {
+                            value.append(c)
+                            j += 2
+                            continue
+                        }
+                        closed = true
+                        j += 1
+                        break
+                    }
+                    value.append(d)
+                    j += 1
+                }
+                guard closed else { throw .invalidFilter("column \(column): unterminated string") }
+                tokens.append(Token(kind: .quoted(value), column: column))
+                i = j
+            default:
+                var j = i
+                var word = ""
+                while j < characters.count {
+                    let d = characters[j]
+                    if d.isWhitespace || "()=!<>~,\"'".contains(d) { break }
+                    word.append(d)
+                    j += 1
+                }
+                tokens.append(Token(kind: .word(word), column: column))
+                i = j
+            }
+        }
+        return tokens
+    }
+
+    struct Parser {
+        var tokens: [Token]
+        var position = 0
+        let length: Int
+
+        init(tokens: [Token], length: Int) {
+            self.tokens = tokens
+            self.length = length
+        }
+
+        var peek: Token? { position < tokens.count ? tokens[position] : nil }
+        var endColumn: Int { length + 1 }
+
+        mutating func next() -> Token? {
+            defer { position += 1 }
+            return peek
+        }
+
+        mutating func parseOr() throws(StoreError) -> Filter {
+            var parts = [try parseAnd()]
+            while let token = peek, token.isKeyword("or") {
+                position += 1
+                parts.append(try parseAnd())
+            }
+            return parts.count == 1 ? parts[0] : .or(parts)
+        }
+
+        mutating func parseAnd() throws(StoreError) -> Filter {
+            var parts = [try parseUnary()]
+            while let token = peek, token.isKeyword("and") {
+                position += 1
+                parts.append(try parseUnary())
+            }
+            return parts.count == 1 ? parts[0] : .and(parts)
+        }
+
+        mutating func parseUnary() throws(StoreError) -> Filter {
+            if let token = peek, token.isKeyword("not") {
+                position += 1
+                return .not(try parseUnary())
+            }
+            return try parsePrimary()
+        }
+
+        mutating func parsePrimary() throws(StoreError) -> Filter {
+            guard let token = next() else {
+                throw .invalidFilter("column \(endColumn): expected a condition such as 'field = value' or a quoted phrase")
+            }
+            switch token.kind {
+            case .open:
+                let inner = try parseOr()
+                guard let close = next(), close.kind == .close else {
+                    throw .invalidFilter("column \(tokens.indices.contains(position - 1) ? tokens[position - 1].column : endColumn): expected ')' to close the '(' at column \(token.column)")
+                }
+                return inner
+            case .quoted(let phrase):
+                return .text(phrase)
+            case .word(let path) where !FilterParser.keywords.contains(path.lowercased()):
+                return try parseComparison(path: path, at: token)
+            default:
+                throw .invalidFilter("column \(token.column): expected a field name or a quoted phrase, found \(token.display)")
+            }
+        }
+
+        mutating func parseComparison(path: String, at pathToken: Token) throws(StoreError) -> Filter {
+            guard let token = next() else {
+                throw .invalidFilter("column \(endColumn): expected an operator (= != < <= > >= ~ in exists missing) after '\(path)' (quote a phrase to search text)")
+            }
+            switch token.kind {
+            case .op(let op):
+                let value = try parseValue(after: op)
+                let condition: Condition
+                switch op {
+                case "=": condition = .eq(value)
+                case "!=": condition = .ne(value)
+                case "<": condition = .lt(value)
+                case "<=": condition = .lte(value)
+                case ">": condition = .gt(value)
+                case ">=": condition = .gte(value)
+                default:
+                    guard case .string(let text) = value else {
+                        throw .invalidFilter("column \(token.column): '~' needs text to look for")
+                    }
+                    condition = .contains(text)
+                }
+                return .field(path, [condition])
+            case .word(let word):
+                switch word.lowercased() {
+                case "exists": return .field(path, [.exists(true)])
+                case "missing": return .field(path, [.exists(false)])
+                case "in": return .field(path, [.in(try parseList(after: token))])
+                case "not":
+                    guard let inToken = next(), inToken.isKeyword("in") else {
+                        throw .invalidFilter("column \(token.column): expected 'not in (...)' after '\(path)'")
+                    }
+                    return .field(path, [.nin(try parseList(after: inToken))])
+                default: break
+                }
+            default: break
+            }
+            throw .invalidFilter("column \(token.column): expected an operator (= != < <= > >= ~ in exists missing) after '\(path)', found \(token.display)")
+        }
+
+        mutating func parseList(after token: Token) throws(StoreError) -> [JSONValue] {
+            guard let open = next(), open.kind == .open else {
+                throw .invalidFilter("column \(peekColumn(after: token)): expected '(' after 'in'")
+            }
+            var values: [JSONValue] = []
+            while true {
+                values.append(try parseValue(after: values.isEmpty ? "(" : ","))
+                guard let separator = next() else {
+                    throw .invalidFilter("column \(endColumn): expected ',' or ')' to close the list at column \(open.column)")
+                }
+                if separator.kind == .close { return values }
+                guard separator.kind == .comma else {
+                    throw .invalidFilter("column \(separator.column): expected ',' or ')', found \(separator.display)")
+                }
+            }
+        }
+
+        func peekColumn(after token: Token) -> Int {
+            position - 1 < tokens.count && position >= 1 ? tokens[position - 1].column : endColumn
+        }
+
+        mutating func parseValue(after op: String) throws(StoreError) -> JSONValue {
+            guard let token = next() else {
+                throw .invalidFilter("column \(endColumn): expected a value after '\(op)'")
+            }
+            switch token.kind {
+            case .quoted(let text):
+                return .string(text)
+            case .word(let word):
+                switch word.lowercased() {
+                case "true": return .bool(true)
+                case "false": return .bool(false)
+                case "null": return .null
+                default: break
+                }
+                if case .number(let literal)? = try? JSONParser.parse(word) { return .number(literal) }
+                return .string(word)
+            default:
+                throw .invalidFilter("column \(token.column): expected a value after '\(op)', found \(token.display)")
+            }
+        }
+    }
+}

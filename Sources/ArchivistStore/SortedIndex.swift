@@ -1,0 +1,130 @@
+/// Every value of one field with its document, sorted (MongoDB's order, ties by ordinal): serves
+/// range conditions and sorting. An array contributes each element, so walking it ascending meets
+/// a document first at its least element and descending at its greatest, as MongoDB sorts arrays.
+struct SortedIndex {
+    let keys: [JSONValue?]
+    let ordinals: [Int32]
+
+    init(count: Int, values: (Int) -> [JSONValue]) {
+        var pairs: [(JSONValue?, Int32)] = []
+        pairs.reserveCapacity(count)
+        for ordinal in 0..<count {
+            let found = values(ordinal)
+            var added = false
+            for value in found {
+                if case .array(let elements) = value {
+                    for element in elements { pairs.append((element, Int32(ordinal))); added = true }
+                    if elements.isEmpty { pairs.append((value, Int32(ordinal))); added = true }
+                } else {
+                    pairs.append((value, Int32(ordinal)))
+                    added = true
+                }
+            }
+            if !added { pairs.append((nil, Int32(ordinal))) }
+        }
+        pairs.sort { a, b in
+            let c = ValueOrder.compareSortKeys(a.0, b.0)
+            return c != 0 ? c < 0 : a.1 < b.1
+        }
+        keys = pairs.map(\.0)
+        ordinals = pairs.map(\.1)
+    }
+
+    /// The first position where `isAfter` turns true (it must be false then true along the keys).
+    func partition(_ isAfter: (JSONValue?) -> Bool) -> Int {
+        var low = 0, high = keys.count
+        while low < high {
+            let mid = (low + high) / 2
+            if isAfter(keys[mid]) { high = mid } else { low = mid + 1 }
+        }
+        return low
+    }
+
+    static func rank(_ value: JSONValue?) -> Int {
+        switch value {
+        case .array(let elements)? where elements.isEmpty: return -1
+        case nil, .null?: return 0
+        case .number?: return 1
+        case .string(let text)?: return ISODate.instant(of: text) != nil ? 2 : 3
+        case .object?: return 4
+        case .array?: return 5
+        case .bool?: return 6
+        }
+    }
+
+    /// The ordinals (unordered, possibly repeated) that may satisfy a comparison; nil when the
+    /// index cannot narrow it.
+    func range(_ condition: Condition) -> [Int32]? {
+        let query: JSONValue
+        switch condition {
+        case .gt(let v), .gte(let v), .lt(let v), .lte(let v), .eq(let v): query = v
+        default: return nil
+        }
+        let bounds: (Int, Int)
+        switch query {
+        case .number(let literal):
+            guard let q = Double(literal) else { return nil }
+            let start = partition { Self.rank($0) >= 1 }
+            let end = partition { Self.rank($0) >= 2 }
+            func value(_ key: JSONValue?) -> Double {
+                if case .number(let text)? = key { return Double(text) ?? 0 }
+                return 0
+            }
+            let lowerAt = { (strict: Bool) in self.partition { Self.rank($0) > 1 || (Self.rank($0) == 1 && (strict ? value($0) > q : value($0) >= q)) } }
+            let upperAt = { (strict: Bool) in self.partition { Self.rank($0) > 1 || (Self.rank($0) == 1 && (strict ? value($0) >= q : value($0) > q)) } }
+            switch condition {
+            case .gt: bounds = (lowerAt(true), end)
+            case .gte: bounds = (lowerAt(false), end)
+            case .lt: bounds = (start, upperAt(true))
+            case .lte: bounds = (start, upperAt(false))
+            default: bounds = (lowerAt(false), upperAt(false))
+            }
+        case .string(let text):
+            let dateStart = partition { Self.rank($0) >= 2 }
+            let stringsEnd = partition { Self.rank($0) >= 4 }
+            guard let interval = ISODate.interval(of: text) else {
+                // Strings compare as text: any string may match.
+                return Array(ordinals[dateStart..<stringsEnd])
+            }
+            let datesEnd = partition { Self.rank($0) >= 3 }
+            func instant(_ key: JSONValue?) -> Int64 {
+                if case .string(let s)? = key { return ISODate.instant(of: s) ?? 0 }
+                return 0
+            }
+            let at = { (limit: Int64) in self.partition { Self.rank($0) > 2 || (Self.rank($0) == 2 && instant($0) >= limit) } }
+            let dates: (Int, Int)
+            switch condition {
+            case .gt: dates = (at(interval.end), datesEnd)
+            case .gte: dates = (at(interval.start), datesEnd)
+            case .lt: dates = (dateStart, at(interval.start))
+            case .lte: dates = (dateStart, at(interval.end))
+            default: dates = (at(interval.start), at(interval.end))
+            }
+            // Strings that are not dates compare as text with a date query: keep them as candidates.
+            return Array(ordinals[dates.0..<max(dates.0, dates.1)]) + Array(ordinals[datesEnd..<stringsEnd])
+        default:
+            return nil
+        }
+        return Array(ordinals[bounds.0..<max(bounds.0, bounds.1)])
+    }
+
+    /// Visits each ordinal once in sort order (ties ascending), until `body` returns false.
+    func walk(descending: Bool, _ body: (Int32) -> Bool) {
+        var seen = Set<Int32>()
+        if !descending {
+            for ordinal in ordinals where seen.insert(ordinal).inserted {
+                if !body(ordinal) { return }
+            }
+            return
+        }
+        var end = keys.count
+        while end > 0 {
+            var start = end - 1
+            while start > 0, ValueOrder.compareSortKeys(keys[start - 1], keys[end - 1]) == 0 { start -= 1 }
+            for position in start..<end where seen.insert(ordinals[position]).inserted {
+                if !body(ordinals[position]) { return }
+            }
+            end = start
+        }
+    }
+}

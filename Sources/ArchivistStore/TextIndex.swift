@@ -1,0 +1,61 @@
+import Foundation
+
+/// An inverted index: each folded word with the documents holding it and a weight per document
+/// (the sum of the weights of the fields it occurs in). Serves full-text search and its ranking.
+struct TextIndex {
+    private var postings: [String: [(ordinal: Int32, weight: Float)]] = [:]
+    let documentCount: Int
+
+    init(count: Int, fields: (Int) -> [([JSONValue], Double)]) {
+        documentCount = count
+        for ordinal in 0..<count {
+            var weights: [String: Float] = [:]
+            for (values, weight) in fields(ordinal) {
+                for text in TextSearch.strings(in: .array(values)) {
+                    for token in TextFolding.tokens(text) { weights[token, default: 0] += Float(weight) }
+                }
+            }
+            for (token, weight) in weights {
+                postings[token, default: []].append((Int32(ordinal), weight))
+            }
+        }
+    }
+
+    /// The documents holding every term, ascending.
+    func postings(forAll terms: [String]) -> [Int32] {
+        var lists: [[Int32]] = []
+        for term in Set(terms) {
+            guard let list = postings[term] else { return [] }
+            lists.append(list.map(\.ordinal))
+        }
+        lists.sort { $0.count < $1.count }
+        guard var result = lists.first else { return [] }
+        for list in lists.dropFirst() { result = intersect(result, list) }
+        return result
+    }
+
+    func weight(_ term: String, ordinal: Int32) -> Float? {
+        guard let list = postings[term] else { return nil }
+        var low = 0, high = list.count
+        while low < high {
+            let mid = (low + high) / 2
+            if list[mid].ordinal < ordinal { low = mid + 1 } else { high = mid }
+        }
+        return low < list.count && list[low].ordinal == ordinal ? list[low].weight : nil
+    }
+
+    /// Whether a document holds every term.
+    func contains(_ terms: [String], ordinal: Int32) -> Bool {
+        terms.allSatisfy { weight($0, ordinal: ordinal) != nil }
+    }
+
+    /// Relevance: for each term, its field weight in the document times its rarity (idf).
+    func score(_ terms: [String], ordinal: Int32) -> Double {
+        var score = 0.0
+        for term in Set(terms) {
+            guard let w = weight(term, ordinal: ordinal), let df = postings[term]?.count else { continue }
+            score += Double(w) * log(1 + Double(documentCount) / Double(df))
+        }
+        return score
+    }
+}

@@ -1,0 +1,123 @@
+import Foundation
+
+/// How query values compare: MongoDB's rules (no comparison across types, numbers by value,
+/// a cross-type order for sorting) plus dates: date strings compare as instants.
+public enum ValueOrder {
+    /// A number literal's value.
+    @inline(__always)
+    static func number(_ literal: String) -> Double? { Double(literal) }
+
+    /// Whether a document value equals a query value (`$eq`): same type; numbers by value; a
+    /// date-only query value matches any instant of its day.
+    public static func equals(_ candidate: JSONValue, _ query: JSONValue) -> Bool {
+        switch (candidate, query) {
+        case (.null, .null): return true
+        case (.bool(let a), .bool(let b)): return a == b
+        case (.number(let a), .number(let b)): return a == b || number(a) == number(b)
+        case (.string(let a), .string(let b)):
+            // Byte for byte, as MongoDB compares strings (no Unicode equivalence).
+            if a.utf8.elementsEqual(b.utf8) { return true }
+            if let t = ISODate.instant(of: a), let range = ISODate.interval(of: b) { return t >= range.start && t < range.end }
+            return false
+        case (.array(let a), .array(let b)):
+            return a.count == b.count && zip(a, b).allSatisfy { equals($0, $1) }
+        case (.object(let a), .object(let b)):
+            return a.count == b.count && zip(a, b).allSatisfy { $0.key == $1.key && equals($0.value, $1.value) }
+        default: return false
+        }
+    }
+
+    /// How a document value compares with a query value of the same type (negative: less,
+    /// zero: equal or within the query's day, positive: greater); nil across types.
+    public static func compare(_ candidate: JSONValue, _ query: JSONValue) -> Int? {
+        switch (candidate, query) {
+        case (.null, .null): return 0
+        case (.bool(let a), .bool(let b)): return a == b ? 0 : (!a ? -1 : 1)
+        case (.number(let a), .number(let b)):
+            guard let x = number(a), let y = number(b) else { return nil }
+            return x < y ? -1 : (x > y ? 1 : 0)
+        case (.string(let a), .string(let b)):
+            if let t = ISODate.instant(of: a), let range = ISODate.interval(of: b) {
+                return t < range.start ? -1 : (t >= range.end ? 1 : 0)
+            }
+            return a < b ? -1 : (a > b ? 1 : 0)
+        default: return nil
+        }
+    }
+
+    /// MongoDB's sort order across types: missing and null, numbers, strings (dates first, by
+    /// instant), objects, arrays, booleans. An array sorts by its least element ascending and its
+    /// greatest descending, as MongoDB does.
+    public static func sortCompare(_ a: JSONValue?, _ b: JSONValue?, descending: Bool) -> Int {
+        compareSortKeys(sortKey(a, descending: descending), sortKey(b, descending: descending))
+    }
+
+    /// Compares values already reduced by `sortKey`: an empty array comes before null and missing.
+    public static func compareSortKeys(_ a: JSONValue?, _ b: JSONValue?) -> Int {
+        let emptyA = a == .array([]), emptyB = b == .array([])
+        if emptyA || emptyB { return emptyA == emptyB ? 0 : (emptyA ? -1 : 1) }
+        return compareSortable(a, b)
+    }
+
+    /// The value an array stands for in a sort (an empty array stays itself: it sorts before
+    /// null and missing, as in MongoDB).
+    static func sortKey(_ value: JSONValue?, descending: Bool) -> JSONValue? {
+        guard case .array(let elements)? = value else { return value }
+        if elements.isEmpty { return value }
+        var best = elements[0]
+        for element in elements.dropFirst() {
+            let c = compareSortable(element, best)
+            if descending ? c > 0 : c < 0 { best = element }
+        }
+        return best
+    }
+
+    static func rank(_ value: JSONValue?) -> Int {
+        switch value {
+        case nil, .null?: return 0
+        case .number?: return 1
+        case .string?: return 2
+        case .object?: return 3
+        case .array?: return 4
+        case .bool?: return 5
+        }
+    }
+
+    /// A total order on values (used for sorting and for sorted indexes).
+    public static func compareSortable(_ a: JSONValue?, _ b: JSONValue?) -> Int {
+        let ra = rank(a), rb = rank(b)
+        if ra != rb { return ra < rb ? -1 : 1 }
+        switch (a, b) {
+        case (.number(let x)?, .number(let y)?):
+            let p = number(x) ?? 0, q = number(y) ?? 0
+            return p < q ? -1 : (p > q ? 1 : 0)
+        case (.string(let x)?, .string(let y)?):
+            let dx = ISODate.instant(of: x), dy = ISODate.instant(of: y)
+            switch (dx, dy) {
+            case (let p?, let q?): if p != q { return p < q ? -1 : 1 }
+            case (.some, nil): return -1
+            case (nil, .some): return 1
+            case (nil, nil): break
+            }
+            if x.utf8.elementsEqual(y.utf8) { return 0 }
+            return x.utf8.lexicographicallyPrecedes(y.utf8) ? -1 : 1
+        case (.bool(let x)?, .bool(let y)?):
+            return x == y ? 0 : (!x ? -1 : 1)
+        case (.array(let x)?, .array(let y)?):
+            for (p, q) in zip(x, y) {
+                let c = compareSortable(p, q)
+                if c != 0 { return c }
+            }
+            return x.count == y.count ? 0 : (x.count < y.count ? -1 : 1)
+        case (.object(let x)?, .object(let y)?):
+            for (p, q) in zip(x, y) {
+                if p.key != q.key { return p.key.utf8.lexicographicallyPrecedes(q.key.utf8) ? -1 : 1 }
+                let c = compareSortable(p.value, q.value)
+                if c != 0 { return c }
+            }
+            return x.count == y.count ? 0 : (x.count < y.count ? -1 : 1)
+        default:
+            return 0
+        }
+    }
+}
