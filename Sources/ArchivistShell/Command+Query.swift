@@ -171,7 +171,7 @@ extension Command {
             return
         }
         let columns = fields ?? defaultColumns
-        let index = try store.queryIndex()
+        let index = try store.queryIndex(loading: Set(columns))
         var records: [Record] = []
         for id in ids {
             var document: JSONValue?

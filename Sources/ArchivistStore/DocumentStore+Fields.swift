@@ -1,3 +1,6 @@
+import Dispatch
+import Foundation
+
 extension DocumentStore {
     /// The bytes of an entry's projected fields (from memory, or read from the index file, which
     /// must be the one the entry was loaded from).
@@ -14,36 +17,123 @@ extension DocumentStore {
         }
     }
 
-    /// Every live document's index entry with its projected fields, sorted by ID, read with one
-    /// pass over the index file. A query layer builds its in-memory columns from this.
-    public func projectedFields() throws(StoreError) -> (projection: Projection, entries: [(entry: IndexEntry, fields: JSONValue)]) {
-        try state.withLock { (state: inout State) throws(StoreError) in
-            for _ in 0..<5 {
-                try self.refresh(&state)
-                let indexPath = path(FileNames.index)
-                let file = try fileSystem.contents(of: indexPath) ?? []
-                // Another process may have replaced the index between the refresh and the read.
-                guard try fileSystem.status(of: indexPath)?.identity == state.indexIdentity else { continue }
-                var result: [(entry: IndexEntry, fields: JSONValue)] = []
-                result.reserveCapacity(state.entries.count)
-                for key in state.entries.keys.sorted() {
-                    let entry = state.entries[key]!
-                    var fields = JSONValue.object([])
-                    switch entry.fields {
-                    case .inline(let bytes):
-                        fields = (try? JSONParser.parse(bytes)) ?? .object([])
-                    case .indexFile(let offset, let length) where offset + length <= file.count:
-                        fields = file.withUnsafeBufferPointer { buffer in
-                            (try? JSONParser.parse(UnsafeBufferPointer(rebasing: buffer[offset..<(offset + length)]))) ?? .object([])
-                        }
-                    case .indexFile:
-                        throw .io(path: indexPath, operation: "read", message: "the index is shorter than its entries say")
-                    }
-                    result.append((entry, fields))
-                }
-                return (state.projection, result)
+    /// The values of `paths` for each of `entries`, read with one pass over the index file (on
+    /// all cores). The caller holds the state lock, with `entries` taken from the current state.
+    func readColumns(_ paths: [String], of entries: [IndexEntry], _ state: inout State) throws(StoreError) -> [String: [JSONValue?]] {
+        let indexPath = path(FileNames.index)
+        let needsFile = entries.contains { if case .indexFile = $0.fields { return true } else { return false } }
+        let file = needsFile ? try fileSystem.contents(of: indexPath) ?? [] : []
+        if needsFile {
+            // Another process may have replaced the index since it was loaded.
+            guard try fileSystem.status(of: indexPath)?.identity == state.indexIdentity, file.count >= state.indexConsumed else {
+                throw .io(path: indexPath, operation: "read", message: "the index was replaced while it was read")
             }
-            throw .io(path: path(FileNames.index), operation: "read", message: "the file kept changing while it was read")
+        }
+        let wanted = paths.map { Array($0.utf8) }
+        let boxes = paths.map { _ in ColumnBox(count: entries.count) }
+        let failure = FailureBox()
+        let workers = entries.count >= 4096 ? ProcessInfo.processInfo.activeProcessorCount : 1
+        file.withUnsafeBufferPointer { whole in
+            nonisolated(unsafe) let whole = whole
+            DispatchQueue.concurrentPerform(iterations: workers) { worker in
+                var values = [JSONValue?](repeating: nil, count: wanted.count)
+                var ordinal = worker
+                while ordinal < entries.count {
+                    for i in values.indices { values[i] = nil }
+                    let problem: JSONSyntaxError?
+                    switch entries[ordinal].fields {
+                    case .inline(let bytes):
+                        problem = bytes.withUnsafeBufferPointer { Self.extract(wanted, from: $0, into: &values) }
+                    case .indexFile(let offset, let length):
+                        problem = offset + length <= whole.count
+                            ? Self.extract(wanted, from: UnsafeBufferPointer(rebasing: whole[offset..<(offset + length)]), into: &values)
+                            : JSONSyntaxError(offset: 0, reason: "fields beyond the end of the file")
+                        if var problem {
+                            problem.offset += offset
+                            failure.record(problem)
+                        }
+                    }
+                    if let problem, case .inline = entries[ordinal].fields { failure.record(problem) }
+                    for (i, value) in values.enumerated() { boxes[i].set(ordinal, value) }
+                    ordinal += workers
+                }
+            }
+        }
+        if let problem = failure.first {
+            throw .invalidJSON(path: indexPath + " (projected fields; run 'archivist repair')", error: problem)
+        }
+        var columns: [String: [JSONValue?]] = [:]
+        for (path, box) in zip(paths, boxes) { columns[path] = box.values }
+        return columns
+    }
+
+    /// Reads the members of a fields object whose keys are wanted (others are only skipped).
+    static func extract(_ wanted: [[UInt8]], from buffer: UnsafeBufferPointer<UInt8>, into values: inout [JSONValue?]) -> JSONSyntaxError? {
+        var reader = JSONParser.Reader(buffer)
+        do throws(JSONSyntaxError) {
+            reader.skipWhitespace()
+            guard reader.index < buffer.count, buffer[reader.index] == UInt8(ascii: "{") else { throw reader.fail("expected an object") }
+            reader.index += 1
+            reader.skipWhitespace()
+            if reader.index < buffer.count, buffer[reader.index] == UInt8(ascii: "}") { return nil }
+            while true {
+                reader.skipWhitespace()
+                guard reader.index < buffer.count, buffer[reader.index] == UInt8(ascii: "\"") else { throw reader.fail("expected a string key") }
+                let keyStart = reader.index + 1
+                try reader.skipString()
+                let key = UnsafeBufferPointer(rebasing: buffer[keyStart..<(reader.index - 1)])
+                reader.skipWhitespace()
+                guard reader.index < buffer.count, buffer[reader.index] == UInt8(ascii: ":") else { throw reader.fail("expected ':'") }
+                reader.index += 1
+                reader.skipWhitespace()
+                var slot: Int?
+                if key.contains(UInt8(ascii: "\\")) {
+                    var keyReader = JSONParser.Reader(UnsafeBufferPointer(rebasing: buffer[(keyStart - 1)...]))
+                    let decoded = Array(try keyReader.parseString().utf8)
+                    slot = wanted.firstIndex(of: decoded)
+                } else {
+                    slot = wanted.firstIndex { $0.elementsEqual(key) }
+                }
+                if let slot { values[slot] = try reader.parseValue() } else { try reader.skipValue() }
+                reader.skipWhitespace()
+                guard reader.index < buffer.count else { throw reader.fail("unexpected end of input") }
+                if buffer[reader.index] == UInt8(ascii: ",") { reader.index += 1; continue }
+                if buffer[reader.index] == UInt8(ascii: "}") { return nil }
+                throw reader.fail("expected ',' or '}'")
+            }
+        } catch {
+            return error
         }
     }
+}
+
+/// One column being filled by several threads (each slot by one thread).
+final class ColumnBox: @unchecked Sendable {
+    private let storage: UnsafeMutableBufferPointer<JSONValue?>
+
+    init(count: Int) {
+        storage = .allocate(capacity: count)
+        storage.initialize(repeating: nil)
+    }
+
+    func set(_ index: Int, _ value: JSONValue?) { storage[index] = value }
+
+    var values: [JSONValue?] { Array(storage) }
+
+    deinit {
+        storage.deinitialize()
+        storage.deallocate()
+    }
+}
+
+/// The first error several threads ran into.
+final class FailureBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var error: JSONSyntaxError?
+
+    func record(_ error: JSONSyntaxError) {
+        lock.withLock { if self.error == nil { self.error = error } }
+    }
+
+    var first: JSONSyntaxError? { lock.withLock { error } }
 }

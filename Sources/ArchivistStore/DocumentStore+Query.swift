@@ -10,24 +10,51 @@ public struct QueryResult: Sendable {
 }
 
 extension DocumentStore {
-    /// The in-memory query index of the current documents (rebuilt only when they changed).
-    public func queryIndex() throws(StoreError) -> QueryIndex {
-        let generation = try state.withLock { (state: inout State) throws(StoreError) in
-            try self.refresh(&state)
-            return state.generation
+    /// The in-memory query index of the current documents, with the columns of `paths` loaded
+    /// (rebuilt only when the documents changed; columns are read from the index file on demand).
+    public func queryIndex(loading paths: Set<String> = []) throws(StoreError) -> QueryIndex {
+        try queryCache.withLock { (cache: inout (key: IndexGeneration, index: QueryIndex)?) throws(StoreError) -> QueryIndex in
+            try state.withLock { (state: inout State) throws(StoreError) -> QueryIndex in
+                var attempts = 0
+                while true {
+                    try self.refresh(&state)
+                    let generation = state.generation
+                    let index: QueryIndex
+                    if let cached = cache, cached.key == generation {
+                        index = cached.index
+                    } else {
+                        let sorted = state.entries.sorted { $0.key < $1.key }.map(\.value)
+                        index = QueryIndex(projection: state.projection, entries: sorted)
+                        cache = (generation, index)
+                    }
+                    let missing = paths.intersection(state.projection.paths).subtracting(index.loadedPaths).sorted()
+                    if missing.isEmpty { return index }
+                    do throws(StoreError) {
+                        index.add(try self.readColumns(missing, of: index.entries, &state))
+                        return index
+                    } catch {
+                        // The index was replaced under us: load it again, a few times.
+                        attempts += 1
+                        guard attempts < 5, case .io = error else { throw error }
+                        try self.reopen(&state, lockHeld: false)
+                        cache = nil
+                    }
+                }
+            }
         }
-        if let cached = queryCache.withLock({ $0 }), cached.key == generation { return cached.index }
-        let (projection, entries) = try projectedFields()
-        let index = QueryIndex(projection: projection, entries: entries)
-        let built = state.withLock { $0.generation }
-        queryCache.withLock { $0 = (built, index) }
-        return index
+    }
+
+    /// The paths a query needs loaded: those it reads, and the searched ones for a text search.
+    static func neededPaths(_ filter: Filter, sort: [SortKey] = []) -> Set<String> {
+        var paths = filter.paths.union(sort.map(\.path))
+        if filter.hasTextSearch { paths.formUnion(TextFolding.searchedPaths.map(\.path)) }
+        return paths
     }
 
     /// The documents matching a query, in order. Answered from the in-memory projection; a query
     /// naming a path the projection lacks reads the documents instead (see `scannedPaths`).
     public func find(_ query: Query) throws(StoreError) -> QueryResult {
-        let index = try queryIndex()
+        let index = try queryIndex(loading: Self.neededPaths(query.filter, sort: query.sort))
         let missing = index.missingPaths(filter: query.filter, sort: query.sort)
         if missing.isEmpty {
             let matches = index.matching(query.filter)
@@ -66,7 +93,7 @@ extension DocumentStore {
 
     /// How many documents match a filter, and the paths that had to be read from disk.
     public func count(matching filter: Filter) throws(StoreError) -> (count: Int, scannedPaths: [String]) {
-        let index = try queryIndex()
+        let index = try queryIndex(loading: Self.neededPaths(filter))
         let missing = index.missingPaths(filter: filter)
         if missing.isEmpty { return (index.matching(filter).count, []) }
         return (try find(Query(filter: filter)).total, missing)
@@ -76,7 +103,7 @@ extension DocumentStore {
     /// counts each distinct element), at most `limit` values.
     public func facet(_ path: String, matching filter: Filter = .all, limit: Int? = nil) throws(StoreError)
         -> (values: [(value: JSONValue, count: Int)], scannedPaths: [String]) {
-        let index = try queryIndex()
+        let index = try queryIndex(loading: Self.neededPaths(filter).union([path]))
         var missing = index.missingPaths(filter: filter)
         if !index.isProjected(path) { missing.append(path) }
         var counts: [(value: JSONValue, count: Int)]
@@ -84,15 +111,15 @@ extension DocumentStore {
             counts = index.facet(path, among: index.matching(filter))
         } else {
             // Count from the documents themselves.
-            var tally: [String: (JSONValue, Int)] = [:]
+            var tally: [DocumentID: (JSONValue, Int)] = [:]
             for id in try find(Query(filter: filter)).ids {
                 guard let document = try document(withID: id) else { continue }
-                var seen: Set<String> = []
+                var seen: Set<DocumentID> = []
                 for value in document.values(atPath: path) {
                     let items: [JSONValue]
                     if case .array(let elements) = value { items = elements } else { items = [value] }
                     for item in items {
-                        let key = QueryIndex.equalityKey(item) ?? JSONWriter.compactString(item)
+                        let key = QueryIndex.exactKey(item)
                         guard seen.insert(key).inserted else { continue }
                         tally[key, default: (item, 0)].1 += 1
                     }

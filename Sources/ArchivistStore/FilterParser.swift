@@ -26,7 +26,7 @@ public enum FilterParser {
     /// Parses a filter given either as a MongoDB filter document (text starting with `{`) or in
     /// the infix language.
     public static func parseAny(_ text: String) throws(StoreError) -> Filter {
-        if text.drop(while: { $0 == " " || $0 == "\t" || $0 == "\n" }).first == "{" {
+        if text.drop(while: { $0.isWhitespace }).first == "{" {
             return try Filter(jsonText: text)
         }
         return try parse(text)
@@ -124,7 +124,7 @@ public enum FilterParser {
                     value.append(d)
                     j += 1
                 }
-                guard closed else { throw .invalidFilter("column \(column): unterminated string") }
+                guard closed else { throw .invalidFilter("column \(column): expected a closing \(c) for the string that starts here") }
                 tokens.append(Token(kind: .quoted(value), column: column))
                 i = j
             default:
@@ -224,7 +224,7 @@ public enum FilterParser {
                 case ">=": condition = .gte(value)
                 default:
                     guard case .string(let text) = value else {
-                        throw .invalidFilter("column \(token.column): '~' needs text to look for")
+                        throw .invalidFilter("column \(token.column): expected text to look for after '~', found \(JSONWriter.compactString(value))")
                     }
                     condition = .contains(text)
                 }

@@ -36,28 +36,26 @@ public struct IndexEntry: Sendable, Equatable {
     /// The document file, relative to the data folder.
     public var file: String { FileNames.documentPath(for: id) }
 
-    /// Where the fields object starts in a line made by `line(fields:)`.
-    static let fieldsOffsetInLine = 10
-
-    /// The entry as an index line (without the newline), keys in sorted order, with its fields.
+    /// The entry as an index line (without the newline). The ID comes first, for people; the
+    /// projected fields come last, so opening the index can take their span without reading them.
     func line(fields fieldsJSON: [UInt8]) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(fieldsJSON.count + id.utf8.count * 2 + 160)
-        out.append(contentsOf: #"{"fields":"#.utf8)
-        out.append(contentsOf: fieldsJSON)
+        out.append(contentsOf: #"{"id":"#.utf8)
+        JSONWriter.writeString(id, into: &out)
         out.append(contentsOf: #","file":"#.utf8)
         JSONWriter.writeString(file, into: &out)
         out.append(contentsOf: #","hash":""#.utf8)
         out.append(contentsOf: FNV1a64.hex(hash).utf8)
-        out.append(contentsOf: #"","id":"#.utf8)
-        JSONWriter.writeString(id, into: &out)
-        out.append(contentsOf: #","size":"#.utf8)
+        out.append(contentsOf: #"","size":"#.utf8)
         out.append(contentsOf: String(size).utf8)
         out.append(contentsOf: #","stored_at":""#.utf8)
         out.append(contentsOf: storedAt.description.utf8)
         out.append(contentsOf: #"","updated_at":""#.utf8)
         out.append(contentsOf: updatedAt.description.utf8)
-        out.append(contentsOf: #""}"#.utf8)
+        out.append(contentsOf: #"","fields":"#.utf8)
+        out.append(contentsOf: fieldsJSON)
+        out.append(UInt8(ascii: "}"))
         return out
     }
 
@@ -109,8 +107,22 @@ public struct IndexEntry: Sendable, Equatable {
                 let start = reader.index
                 switch key {
                 case "fields":
-                    try reader.skipValue()
-                    if line[start] == UInt8(ascii: "{") { fields = start..<reader.index } else { valid = false }
+                    guard line[start] == UInt8(ascii: "{") else {
+                        try reader.skipValue()
+                        valid = false
+                        break
+                    }
+                    // Written last: its span runs to the line's closing brace. Its content is
+                    // checked when a query reads it (and by `check`), not at every open.
+                    var end = line.count
+                    while end > start, [0x20, 0x09, 0x0D].contains(line[end - 1]) { end -= 1 }
+                    if end - 1 > start, line[end - 1] == UInt8(ascii: "}"), line[end - 2] == UInt8(ascii: "}") {
+                        fields = start..<(end - 1)
+                        reader.index = end - 1
+                    } else {
+                        try reader.skipValue()
+                        fields = start..<reader.index
+                    }
                 case "id", "hash", "stored_at", "updated_at":
                     guard case .string(let text) = try reader.parseValue() else { valid = false; break }
                     switch key {

@@ -9,8 +9,10 @@ struct IndexLines {
 
     /// Adds an entry's line.
     mutating func append(_ entry: IndexEntry, fields: [UInt8]) {
-        fieldSpans.append((DocumentID(entry.id), bytes.count + IndexEntry.fieldsOffsetInLine, fields.count))
-        bytes.append(contentsOf: entry.line(fields: fields))
+        let line = entry.line(fields: fields)
+        // The fields object is last, just before the closing brace.
+        fieldSpans.append((DocumentID(entry.id), bytes.count + line.count - 1 - fields.count, fields.count))
+        bytes.append(contentsOf: line)
         bytes.append(0x0A)
         count += 1
     }

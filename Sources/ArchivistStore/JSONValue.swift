@@ -110,6 +110,12 @@ extension JSONValue {
         }
     }
 
+    /// Whether this value is an array.
+    public var isArray: Bool {
+        if case .array = self { return true }
+        return false
+    }
+
     /// Whether this value is an object.
     public var isObject: Bool {
         if case .object = self { return true }

@@ -26,9 +26,21 @@ public struct Projection: Sendable, Equatable {
         paths.firstIndex(of: path)
     }
 
-    /// The projected values of a document, aligned with `paths`.
+    /// The projected values of a document, aligned with `paths`: MongoDB's resolution of each
+    /// path, kept as the one value found when there is one value that is not an array, and
+    /// otherwise as the array of every value found (`keywords.value` gives `["A", "B"]`; a field
+    /// that is itself an array `[x]` gives `[[x]]`); nil when nothing is found.
     public func values(of document: JSONValue) -> [JSONValue?] {
-        components.map { Projection.project(document, path: $0[...]) }
+        components.map { Projection.project(document, path: $0) }
+    }
+
+    /// The values a projected value stands for (the inverse of the rule above).
+    public static func resolvedValues(_ projected: JSONValue?) -> [JSONValue] {
+        switch projected {
+        case nil: return []
+        case .array(let values)?: return values
+        case let value?: return [value]
+        }
     }
 
     /// The projected values as an object keyed by path (missing ones left out).
@@ -45,26 +57,10 @@ public struct Projection: Sendable, Equatable {
         JSONWriter.compactBytes(object(from: values(of: document)))
     }
 
-    static func project(_ value: JSONValue, path: ArraySlice<String>) -> JSONValue? {
-        guard let key = path.first else { return value }
-        switch value {
-        case .object:
-            guard let child = value[key] else { return nil }
-            return project(child, path: path.dropFirst())
-        case .array(let elements):
-            var found: [JSONValue] = []
-            for element in elements {
-                guard case .object = element, let child = element[key],
-                      let projected = project(child, path: path.dropFirst()) else { continue }
-                if case .array(let inner) = projected, path.count > 1 {
-                    found.append(contentsOf: inner)
-                } else {
-                    found.append(projected)
-                }
-            }
-            return found.isEmpty ? nil : .array(found)
-        default:
-            return nil
-        }
+    static func project(_ document: JSONValue, path: [String]) -> JSONValue? {
+        let found = document.values(atPath: path)
+        if found.isEmpty { return nil }
+        if found.count == 1, !(found[0].isArray) { return found[0] }
+        return .array(found)
     }
 }

@@ -12,28 +12,47 @@ public final class QueryIndex: @unchecked Sendable {
     public let ids: [String]
     /// The index entries, by ordinal.
     public let entries: [IndexEntry]
-    let columns: [String: [JSONValue?]]
     let ordinals: [DocumentID: Int32]
     private let lock = NSLock()
-    private var equalityIndexes: [String: [String: [Int32]]] = [:]
+    /// The columns loaded so far (a path's values by ordinal); the store loads the ones a query
+    /// needs before running it.
+    private var loadedColumns: [String: [JSONValue?]] = [:]
+    private var equalityIndexes: [String: [DocumentID: [Int32]]] = [:]
     private var sortedIndexes: [String: SortedIndex] = [:]
     private var textIndex: TextIndex?
+    private var textSearches = 0
 
-    /// Builds the columns from each entry's projected fields (sorted by ID).
-    public init(projection: Projection, entries: [(entry: IndexEntry, fields: JSONValue)]) {
+    /// An index of these entries (sorted by ID) with no columns loaded yet.
+    public init(projection: Projection, entries: [IndexEntry]) {
         self.projection = projection
-        self.ids = entries.map(\.entry.id)
-        self.entries = entries.map(\.entry)
-        var columns: [String: [JSONValue?]] = [:]
-        for path in projection.paths {
-            columns[path] = entries.map { $0.fields[path] }
-        }
-        self.columns = columns
+        self.ids = entries.map(\.id)
+        self.entries = entries
         var ordinals: [DocumentID: Int32] = [:]
         ordinals.reserveCapacity(entries.count)
         for (index, id) in ids.enumerated() { ordinals[DocumentID(id)] = Int32(index) }
         self.ordinals = ordinals
     }
+
+    /// Builds the columns from each entry's projected fields (sorted by ID).
+    public convenience init(projection: Projection, entries: [(entry: IndexEntry, fields: JSONValue)]) {
+        self.init(projection: projection, entries: entries.map(\.entry))
+        var columns: [String: [JSONValue?]] = [:]
+        for path in projection.paths {
+            columns[path] = entries.map { $0.fields[path] }
+        }
+        add(columns)
+    }
+
+    /// The paths whose columns are loaded.
+    public var loadedPaths: Set<String> { lock.withLock { Set(loadedColumns.keys) } }
+
+    /// Adds loaded columns.
+    func add(_ columns: [String: [JSONValue?]]) {
+        lock.withLock { loadedColumns.merge(columns) { $1 } }
+    }
+
+    /// The loaded columns, read once per query.
+    var columns: [String: [JSONValue?]] { lock.withLock { loadedColumns } }
 
     /// The number of documents.
     public var count: Int { ids.count }
@@ -41,7 +60,8 @@ public final class QueryIndex: @unchecked Sendable {
     /// The ordinal of an ID.
     public func ordinal(of id: String) -> Int? { ordinals[DocumentID(id)].map(Int.init) }
 
-    /// The projected value of a path for a document (`_id` is always available).
+    /// The projected value of a path for a document (`_id` is always available; other paths
+    /// once the store has loaded their column).
     public func value(_ path: String, at ordinal: Int) -> JSONValue? {
         if path == "_id" { return .string(ids[ordinal]) }
         return columns[path]?[ordinal] ?? nil
@@ -49,7 +69,7 @@ public final class QueryIndex: @unchecked Sendable {
 
     /// Whether a path can be read from the projection.
     public func isProjected(_ path: String) -> Bool {
-        path == "_id" || columns[path] != nil
+        path == "_id" || projection.paths.contains(path)
     }
 
     /// The paths a filter or sort reads that the projection lacks (full-text search needs every
@@ -57,52 +77,37 @@ public final class QueryIndex: @unchecked Sendable {
     public func missingPaths(filter: Filter, sort: [SortKey] = []) -> [String] {
         var needed = filter.paths.union(sort.map(\.path))
         if filter.hasTextSearch { needed.formUnion(TextFolding.searchedPaths.map(\.path)) }
-        var missing = needed.filter { !isProjected($0) }
-        // Paths below a projected array are answered as lists of values; operators that tell a
-        // list from one array value ($size, $elemMatch, equality with an array) need the documents.
-        for path in Self.arraySensitivePaths(filter) where path.contains(".") { missing.insert(path) }
-        return missing.sorted()
-    }
-
-    static func arraySensitivePaths(_ filter: Filter) -> Set<String> {
-        switch filter {
-        case .all, .text: return []
-        case .and(let filters), .or(let filters), .nor(let filters):
-            return filters.reduce(into: Set<String>()) { $0.formUnion(arraySensitivePaths($1)) }
-        case .field(let path, let conditions):
-            return conditions.contains(where: Self.isArraySensitive) ? [path] : []
-        }
-    }
-
-    static func isArraySensitive(_ condition: Condition) -> Bool {
-        switch condition {
-        case .size, .elemMatch: return true
-        case .eq(let value), .ne(let value): if case .array = value { return true } else { return false }
-        case .in(let values), .nin(let values), .all(let values):
-            return values.contains { if case .array = $0 { return true } else { return false } }
-        case .not(let inner): return inner.contains(where: isArraySensitive)
-        default: return false
-        }
+        return needed.filter { !isProjected($0) }.sorted()
     }
 
     /// The values at a path for a document, as `Filter.matches(resolve:)` wants them: a value
     /// found through arrays (`keywords.value`) is the list of values, as MongoDB resolves it.
-    func resolve(_ path: String, _ ordinal: Int) -> [JSONValue] {
-        guard let value = value(path, at: ordinal) else { return [] }
-        if path.contains("."), case .array(let elements) = value { return elements }
-        return [value]
+    func resolve(_ path: String, _ ordinal: Int, in columns: [String: [JSONValue?]]) -> [JSONValue] {
+        let found: JSONValue?
+        if path == "_id" { found = .string(ids[ordinal]) } else { found = columns[path]?[ordinal] ?? nil }
+        return Projection.resolvedValues(found)
     }
 
     // MARK: Matching
 
     /// The ordinals matching a filter, ascending. The projection must answer it (`missingPaths`).
     public func matching(_ filter: Filter) -> [Int32] {
-        let text = filter.hasTextSearch ? self.text() : nil
-        let evaluate = { (ordinal: Int) -> Bool in
-            filter.matches(resolve: { self.resolve($0, ordinal) },
-                           textMatches: { terms in text?.contains(terms, ordinal: Int32(ordinal)) ?? false })
+        // The inverted index pays off from the second text search of a process; the first (and
+        // a one-shot command's only) one scans the text with a byte-level prefilter instead.
+        let useTextIndex = filter.hasTextSearch && lock.withLock {
+            textSearches += 1
+            return textIndex != nil || textSearches > 1
         }
-        if let candidates = candidates(for: filter) {
+        let text = useTextIndex ? self.text() : nil
+        let columns = self.columns
+        let evaluate = { (ordinal: Int) -> Bool in
+            filter.matches(resolve: { self.resolve($0, ordinal, in: columns) },
+                           textMatches: { terms in
+                               if let text { return text.contains(terms, ordinal: Int32(ordinal)) }
+                               return self.textScore(terms, ordinal: ordinal, in: columns) != nil
+                           })
+        }
+        if let candidates = candidates(for: filter, useTextIndex: useTextIndex) {
             return candidates.filter { evaluate(Int($0)) }
         }
         var result: [Int32] = []
@@ -112,22 +117,23 @@ public final class QueryIndex: @unchecked Sendable {
 
     /// A superset of the ordinals matching a filter, from indexes (ascending), or nil when no
     /// index narrows it.
-    func candidates(for filter: Filter) -> [Int32]? {
+    func candidates(for filter: Filter, useTextIndex: Bool = true) -> [Int32]? {
         switch filter {
         case .all, .nor: return nil
         case .text(let search):
+            guard useTextIndex else { return nil }
             let terms = TextFolding.tokens(search)
             if terms.isEmpty { return [] }
             return text().postings(forAll: terms)
         case .and(let filters):
-            var sets = filters.compactMap { candidates(for: $0) }
+            var sets = filters.compactMap { candidates(for: $0, useTextIndex: useTextIndex) }
             guard !sets.isEmpty else { return nil }
             sets.sort { $0.count < $1.count }
             return sets.dropFirst().reduce(sets[0]) { intersect($0, $1) }
         case .or(let filters):
             var union: [Int32] = []
             for filter in filters {
-                guard let set = candidates(for: filter) else { return nil }
+                guard let set = candidates(for: filter, useTextIndex: useTextIndex) else { return nil }
                 union = merge(union, set)
             }
             return union
@@ -152,7 +158,7 @@ public final class QueryIndex: @unchecked Sendable {
             return equalityCandidates(path: path, values: [values[0]])
         case .gt(let value), .gte(let value), .lt(let value), .lte(let value):
             if case .null = value { return nil }
-            return sorted(path).range(condition).map { $0.sorted() }
+            return sorted(path).range(condition).map { Self.sortedUnique($0) }
         default:
             return nil
         }
@@ -166,7 +172,7 @@ public final class QueryIndex: @unchecked Sendable {
             if case .null = value { return nil }
             if case .string(let text) = value, ISODate.interval(of: text) != nil {
                 guard let range = sorted(path).range(.eq(value)) else { return nil }
-                result = merge(result, range.sorted())
+                result = merge(result, Self.sortedUnique(range))
                 continue
             }
             if path == "_id" {
@@ -179,8 +185,25 @@ public final class QueryIndex: @unchecked Sendable {
         return result
     }
 
+    /// Ordinals sorted, each once.
+    static func sortedUnique(_ ordinals: [Int32]) -> [Int32] {
+        var result: [Int32] = []
+        result.reserveCapacity(ordinals.count)
+        for ordinal in ordinals.sorted() where result.last != ordinal { result.append(ordinal) }
+        return result
+    }
+
     /// The hash-index key of a scalar value (numbers by value, so 1 and 1.0 meet).
-    static func equalityKey(_ value: JSONValue) -> String? {
+    static func equalityKey(_ value: JSONValue) -> DocumentID? {
+        scalarKey(value).map(DocumentID.init)
+    }
+
+    /// A key that tells values apart as `=` does, byte for byte (`DocumentID` compares bytes).
+    static func exactKey(_ value: JSONValue) -> DocumentID {
+        equalityKey(value) ?? DocumentID("j" + JSONWriter.compactString(value))
+    }
+
+    static func scalarKey(_ value: JSONValue) -> String? {
         switch value {
         case .string(let text): return "s" + text
         case .number(let literal): return Double(literal).map { "n\($0)" }
@@ -189,39 +212,36 @@ public final class QueryIndex: @unchecked Sendable {
         }
     }
 
-    func equality(_ path: String) -> [String: [Int32]] {
-        lock.lock()
-        defer { lock.unlock() }
-        if let index = equalityIndexes[path] { return index }
-        var index: [String: [Int32]] = [:]
+    func equality(_ path: String) -> [DocumentID: [Int32]] {
+        if let index = lock.withLock({ equalityIndexes[path] }) { return index }
+        let columns = self.columns
+        var index: [DocumentID: [Int32]] = [:]
         for ordinal in 0..<ids.count {
-            var seen: Set<String> = []
-            for candidate in Condition.candidates(resolve(path, ordinal)) {
+            var seen: Set<DocumentID> = []
+            for candidate in Condition.candidates(resolve(path, ordinal, in: columns)) {
                 guard let key = Self.equalityKey(candidate), seen.insert(key).inserted else { continue }
                 index[key, default: []].append(Int32(ordinal))
             }
         }
-        equalityIndexes[path] = index
+        lock.withLock { equalityIndexes[path] = index }
         return index
     }
 
     func sorted(_ path: String) -> SortedIndex {
-        lock.lock()
-        defer { lock.unlock() }
-        if let index = sortedIndexes[path] { return index }
-        let index = SortedIndex(count: ids.count) { self.resolve(path, $0) }
-        sortedIndexes[path] = index
+        if let index = lock.withLock({ sortedIndexes[path] }) { return index }
+        let columns = self.columns
+        let index = SortedIndex(count: ids.count) { self.resolve(path, $0, in: columns) }
+        lock.withLock { sortedIndexes[path] = index }
         return index
     }
 
     func text() -> TextIndex {
-        lock.lock()
-        defer { lock.unlock() }
-        if let textIndex { return textIndex }
+        if let textIndex = lock.withLock({ textIndex }) { return textIndex }
+        let columns = self.columns
         let index = TextIndex(count: ids.count) { ordinal in
-            TextFolding.searchedPaths.map { (self.resolve($0.path, ordinal), $0.weight) }
+            TextFolding.searchedPaths.map { (self.resolve($0.path, ordinal, in: columns), $0.weight) }
         }
-        textIndex = index
+        lock.withLock { textIndex = index }
         return index
     }
 
@@ -237,8 +257,11 @@ public final class QueryIndex: @unchecked Sendable {
         }
         if query.sort.isEmpty {
             if case let terms = Self.textTerms(query.filter), !terms.isEmpty {
-                let index = text()
-                let scores = matches.map { index.score(terms, ordinal: $0) }
+                let index = lock.withLock { textIndex }
+                let columns = self.columns
+                let scores = matches.map { ordinal in
+                    index.map { $0.score(terms, ordinal: ordinal) } ?? textScore(terms, ordinal: Int(ordinal), in: columns) ?? 0
+                }
                 let order = matches.indices.sorted { scores[$0] != scores[$1] ? scores[$0] > scores[$1] : matches[$0] < matches[$1] }
                 return window(order.map { matches[$0] })
             }
@@ -256,9 +279,10 @@ public final class QueryIndex: @unchecked Sendable {
             }
             return window(ordered)
         }
+        let columns = self.columns
         let keys = query.sort.map { key in
             matches.map { ordinal -> JSONValue? in
-                let values = resolve(key.path, Int(ordinal))
+                let values = resolve(key.path, Int(ordinal), in: columns)
                 let value: JSONValue? = values.count == 1 ? values[0] : (values.isEmpty ? nil : .array(values))
                 return ValueOrder.sortKey(value, descending: key.isDescending)
             }
@@ -271,6 +295,28 @@ public final class QueryIndex: @unchecked Sendable {
             return matches[a] < matches[b]
         }
         return window(order.map { matches[$0] })
+    }
+
+    /// A document's relevance for terms (the summed field weights of their occurrences), or nil
+    /// when a term is missing: computed from its text, with a byte-level check first.
+    func textScore(_ terms: [String], ordinal: Int, in columns: [String: [JSONValue?]]) -> Double? {
+        let fields = TextFolding.searchedPaths.map { (texts: TextSearch.strings(in: .array(resolve($0.path, ordinal, in: columns))), weight: $0.weight) }
+        for term in terms {
+            let bytes = Array(term.utf8)
+            let present = fields.contains { field in field.texts.contains { TextFolding.mayContain($0, folded: bytes) } }
+            if !present { return nil }
+        }
+        var score = 0.0
+        for term in Set(terms) {
+            let bytes = Array(term.utf8)
+            var weight = 0.0
+            for field in fields {
+                for text in field.texts { weight += Double(TextFolding.occurrences(of: bytes, in: text)) * field.weight }
+            }
+            if weight == 0 { return nil }
+            score += weight
+        }
+        return score
     }
 
     /// The terms of the text searches a filter requires at its top level (for relevance).
@@ -287,14 +333,15 @@ public final class QueryIndex: @unchecked Sendable {
     /// Counts documents per value of a path among the ordinals (an array counts each distinct
     /// element), most frequent first, ties by value.
     public func facet(_ path: String, among ordinals: [Int32]) -> [(value: JSONValue, count: Int)] {
-        var counts: [String: (JSONValue, Int)] = [:]
+        var counts: [DocumentID: (JSONValue, Int)] = [:]
+        let columns = self.columns
         for ordinal in ordinals {
-            var seen: Set<String> = []
-            for value in resolve(path, Int(ordinal)) {
+            var seen: Set<DocumentID> = []
+            for value in resolve(path, Int(ordinal), in: columns) {
                 let items: [JSONValue]
                 if case .array(let elements) = value { items = elements } else { items = [value] }
                 for item in items {
-                    let key = Self.equalityKey(item) ?? JSONWriter.compactString(item)
+                    let key = Self.exactKey(item)
                     guard seen.insert(key).inserted else { continue }
                     counts[key, default: (item, 0)].1 += 1
                 }

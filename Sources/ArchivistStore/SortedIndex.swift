@@ -9,18 +9,13 @@ struct SortedIndex {
         var pairs: [(JSONValue?, Int32)] = []
         pairs.reserveCapacity(count)
         for ordinal in 0..<count {
+            // The same keys `ValueOrder.sortKey` chooses from: the elements of a single array
+            // value, else each value found (an empty array is a key of its own).
             let found = values(ordinal)
-            var added = false
-            for value in found {
-                if case .array(let elements) = value {
-                    for element in elements { pairs.append((element, Int32(ordinal))); added = true }
-                    if elements.isEmpty { pairs.append((value, Int32(ordinal))); added = true }
-                } else {
-                    pairs.append((value, Int32(ordinal)))
-                    added = true
-                }
-            }
-            if !added { pairs.append((nil, Int32(ordinal))) }
+            var keys = found
+            if found.count == 1, case .array(let elements) = found[0], !elements.isEmpty { keys = elements }
+            if keys.isEmpty { pairs.append((nil, Int32(ordinal))) }
+            for key in keys { pairs.append((key, Int32(ordinal))) }
         }
         pairs.sort { a, b in
             let c = ValueOrder.compareSortKeys(a.0, b.0)

@@ -12,24 +12,33 @@ public enum TextFolding {
     }
 
     /// The folded words of a text: runs of letters and digits (an apostrophe inside a word is
-    /// dropped, so `Trump's` gives `trumps`).
+    /// dropped, so `Trump's` gives `trumps`). ASCII is handled byte by byte; other characters are
+    /// folded one at a time through a cache.
     public static func tokens(_ text: String) -> [String] {
         if text.utf8.allSatisfy({ $0 < 0x80 }) { return asciiTokens(text) }
-        let folded = fold(text)
         var tokens: [String] = []
-        var current = String.UnicodeScalarView()
-        var iterator = folded.unicodeScalars.makeIterator()
-        while let scalar = iterator.next() {
-            if scalar.properties.isAlphabetic || scalar.properties.numericType != nil {
-                current.append(scalar)
-            } else if (scalar == "'" || scalar == "\u{2019}"), !current.isEmpty {
+        var current = ""
+        for scalar in text.unicodeScalars {
+            let value = scalar.value
+            if value < 0x80 {
+                let byte = UInt8(value)
+                switch byte {
+                case 48...57, 97...122: current.unicodeScalars.append(scalar)
+                case 65...90: current.unicodeScalars.append(Unicode.Scalar(byte + 32))
+                case 39 where !current.isEmpty: continue
+                default:
+                    if !current.isEmpty { tokens.append(current); current = "" }
+                }
                 continue
-            } else if !current.isEmpty {
-                tokens.append(String(current))
-                current = String.UnicodeScalarView()
+            }
+            switch ScalarFolding.fold(scalar) {
+            case .word(let folded): current += folded
+            case .apostrophe where !current.isEmpty: continue
+            default:
+                if !current.isEmpty { tokens.append(current); current = "" }
             }
         }
-        if !current.isEmpty { tokens.append(String(current)) }
+        if !current.isEmpty { tokens.append(current) }
         return tokens
     }
 
@@ -56,5 +65,94 @@ public enum TextFolding {
         }
         if !current.isEmpty { tokens.append(String(decoding: current, as: UTF8.self)) }
         return tokens
+    }
+
+    /// How many times a folded word occurs as a whole word of `text` (as `tokens` would split
+    /// it), counted on the bytes for ASCII text and through `tokens` otherwise.
+    static func occurrences(of word: [UInt8], in text: String) -> Int {
+        guard !word.isEmpty else { return 0 }
+        var text = text
+        let ascii: Int? = text.withUTF8 { bytes -> Int? in
+            // Apostrophes join words ("Trump's" is "trumps"): leave such text to the tokenizer.
+            if bytes.contains(where: { $0 >= 0x80 || $0 == 39 }) { return nil }
+            @inline(__always) func isWordByte(_ c: UInt8) -> Bool { (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) }
+            let n = bytes.count, m = word.count
+            guard m <= n else { return 0 }
+            var count = 0
+            var i = 0
+            while i <= n - m {
+                var matched = true
+                for j in 0..<m {
+                    var c = bytes[i + j]
+                    if c >= 65 && c <= 90 { c += 32 }
+                    if c != word[j] { matched = false; break }
+                }
+                if matched && (i == 0 || !isWordByte(bytes[i - 1])) && (i + m == n || !isWordByte(bytes[i + m])) { count += 1 }
+                i += 1
+            }
+            return count
+        }
+        if let ascii { return ascii }
+        let target = String(decoding: word, as: UTF8.self)
+        return tokens(text).filter { $0 == target }.count
+    }
+
+    /// A quick test that may say yes wrongly but never says no wrongly: whether `text` could hold
+    /// the folded word (ASCII text is searched byte by byte, ignoring case; other text is folded).
+    static func mayContain(_ text: String, folded word: [UInt8]) -> Bool {
+        guard let first = word.first else { return true }
+        var text = text
+        return text.withUTF8 { bytes -> Bool in
+            // Accented letters may fold into the word: only ASCII text is checked here.
+            if bytes.contains(where: { $0 >= 0x80 }) { return true }
+            let n = bytes.count, m = word.count
+            guard m <= n else { return false }
+            var i = 0
+            while i <= n - m {
+                var c = bytes[i]
+                if c >= 65 && c <= 90 { c += 32 }
+                if c == first {
+                    var j = 1
+                    while j < m {
+                        var d = bytes[i + j]
+                        if d >= 65 && d <= 90 { d += 32 }
+                        if d != word[j] { break }
+                        j += 1
+                    }
+                    if j == m { return true }
+                }
+                i += 1
+            }
+            return false
+        }
+    }
+}
+
+/// How characters outside ASCII take part in words, folded once each and remembered.
+enum ScalarFolding {
+    enum Kind: Sendable {
+        case word(String)
+        case apostrophe
+        case separator
+    }
+
+    nonisolated(unsafe) private static var cache: [UInt32: Kind] = [:]
+    private static let lock = NSLock()
+
+    static func fold(_ scalar: Unicode.Scalar) -> Kind {
+        if let known = lock.withLock({ cache[scalar.value] }) { return known }
+        let kind: Kind
+        if scalar == "\u{2019}" || scalar == "\u{02BC}" {
+            kind = .apostrophe
+        } else if scalar.properties.isAlphabetic || scalar.properties.numericType != nil {
+            let folded = String(Character(scalar)).folding(options: [.caseInsensitive, .diacriticInsensitive, .widthInsensitive], locale: nil)
+            kind = folded.isEmpty ? .separator : .word(folded)
+        } else if scalar.properties.generalCategory == .nonspacingMark {
+            kind = .word("")
+        } else {
+            kind = .separator
+        }
+        lock.withLock { cache[scalar.value] = kind }
+        return kind
     }
 }

@@ -49,13 +49,8 @@ struct TextIndex {
         terms.allSatisfy { weight($0, ordinal: ordinal) != nil }
     }
 
-    /// Relevance: for each term, its field weight in the document times its rarity (idf).
+    /// Relevance: the summed field weights of each term's occurrences in the document.
     func score(_ terms: [String], ordinal: Int32) -> Double {
-        var score = 0.0
-        for term in Set(terms) {
-            guard let w = weight(term, ordinal: ordinal), let df = postings[term]?.count else { continue }
-            score += Double(w) * log(1 + Double(documentCount) / Double(df))
-        }
-        return score
+        Set(terms).reduce(0) { $0 + Double(weight($1, ordinal: ordinal) ?? 0) }
     }
 }

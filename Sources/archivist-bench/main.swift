@@ -8,8 +8,14 @@
 //       DIR/docs/<bb>/<name>.json (the store's bucket and file name for the `_id`), then one
 //       syncfs at the end. Prints {"docs":N,"seconds":S,"docs_per_s":R,"sync_seconds":T} (T: the syncfs
 //       alone; S covers reading the input to the end of the syncfs).
+//   archivist-bench query --data DIR [--repeats N] [--text WORD]
+//       Query latency through the library, in one long-running process: opens the store once,
+//       builds the query index once, then for each query of `benchQueries` times its first run
+//       (which builds the hash, sorted or text indexes it needs) and N warm runs (default 50).
+//       Prints one JSON line for the open and index build, then one per query:
+//       {"query":..,"median_ms":..,"p90_ms":..,"min_ms":..,"max_ms":..,"first_ms":..,"matches":..,"repeats":N}.
 //
-// bench/run.py drives both.
+// bench/run.py drives generate and rawfs; bench/query.py drives query.
 
 import ArchivistStore
 import ArchivistTestSupport
@@ -29,6 +35,7 @@ func fail(_ message: String) -> Never {
 let usage = """
     usage: archivist-bench generate --count N [--seed S] --out FILE
            archivist-bench rawfs --input FILE --dir DIR
+           archivist-bench query --data DIR [--repeats N] [--text WORD]
     """
 
 /// `--name value` pairs after the subcommand.
@@ -194,12 +201,123 @@ func rawfs(_ arguments: ArraySlice<String>) {
         + "\"sync_seconds\":\(String(format: "%.3f", end - syncStart))}")
 }
 
+// MARK: query
+
+/// One benchmarked query: what it runs, and its result size (matches, or facet values).
+struct BenchQuery {
+    var name: String
+    var description: String
+    var run: (DocumentStore) throws -> (matches: Int, ids: [String])
+}
+
+func parsedFilter(_ text: String) -> Filter {
+    do { return try FilterParser.parseAny(text) } catch { fail("cannot parse filter '\(text)': \(error)") }
+}
+
+func benchQueries(text word: String) -> [BenchQuery] {
+    func find(_ name: String, _ filterText: String, sort: [SortKey] = [], limit: Int? = nil, keepIDs: Bool = false) -> BenchQuery {
+        let query = Query(filter: parsedFilter(filterText), sort: sort, limit: limit)
+        var description = "find " + filterText
+        if !sort.isEmpty { description += " --sort " + sort.map { $0.path + ($0.isDescending ? ":desc" : "") }.joined(separator: " --sort ") }
+        if let limit { description += " --limit \(limit)" }
+        return BenchQuery(name: name, description: description) { store in
+            let result = try store.find(query)
+            if !result.scannedPaths.isEmpty { fail("\(name): read documents for \(result.scannedPaths) (not answered by the projection)") }
+            return (result.total, keepIDs ? result.ids : [])
+        }
+    }
+    return [
+        find("equality", "section_name = Sports"),
+        find("date_range", "pub_date >= 2015-01-01 and pub_date < 2016-01-01"),
+        find("three_clauses", "section_name = Sports and pub_date >= 2010-01-01 and word_count > 500"),
+        find("text", "\"\(word)\""),
+        BenchQuery(name: "facet", description: "facet section_name") { store in
+            let result = try store.facet("section_name")
+            if !result.scannedPaths.isEmpty { fail("facet: read documents for \(result.scannedPaths)") }
+            return (result.values.count, [])
+        },
+        find("top10", "pub_date >= 2000-01-01", sort: [SortKey("pub_date", descending: true)], limit: 10, keepIDs: true),
+    ]
+}
+
+/// The value at a fraction of the sorted values (nearest rank).
+func percentile(_ sorted: [Double], _ fraction: Double) -> Double {
+    guard !sorted.isEmpty else { return 0 }
+    let rank = Int((fraction * Double(sorted.count)).rounded(.up))
+    return sorted[min(sorted.count - 1, max(0, rank - 1))]
+}
+
+/// The median of sorted values (the mean of the two middle ones for an even count).
+func median(_ sorted: [Double]) -> Double {
+    guard !sorted.isEmpty else { return 0 }
+    let middle = sorted.count / 2
+    return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+}
+
+func milliseconds(_ seconds: Double) -> JSONValue { .number(String(format: "%.4f", seconds * 1000)) }
+
+func queryBench(_ arguments: ArraySlice<String>) {
+    let given = options(arguments, allowed: ["--data", "--repeats", "--text"])
+    guard let folder = given["--data"] else { fail("--data DIR is required") }
+    guard let repeats = Int(given["--repeats"] ?? "50"), repeats > 0 else { fail("--repeats must be a positive integer") }
+    let word = given["--text"] ?? "election"
+    var info = stat()
+    guard stat(folder, &info) == 0 else { fail("\(folder): no such folder (the store would create an empty one)") }
+
+    let openStart = monotonicSeconds()
+    let store: DocumentStore
+    do { store = try DocumentStore(folder: folder) } catch { fail("cannot open \(folder): \(error)") }
+    let opened = monotonicSeconds()
+    let index: QueryIndex
+    do { index = try store.queryIndex() } catch { fail("cannot build the query index: \(error)") }
+    let built = monotonicSeconds()
+    printLine(.object(sorting: [
+        JSONMember(key: "phase", value: .string("open")),
+        JSONMember(key: "documents", value: .number(String(index.count))),
+        JSONMember(key: "open_ms", value: milliseconds(opened - openStart)),
+        JSONMember(key: "index_build_ms", value: milliseconds(built - opened)),
+    ]))
+
+    for query in benchQueries(text: word) {
+        do {
+            let firstStart = monotonicSeconds()
+            let first = try query.run(store)
+            let first_ms = monotonicSeconds() - firstStart
+            var times: [Double] = []
+            times.reserveCapacity(repeats)
+            for _ in 0..<repeats {
+                let start = monotonicSeconds()
+                let result = try query.run(store)
+                times.append(monotonicSeconds() - start)
+                if result.matches != first.matches { fail("\(query.name): \(result.matches) matches, then \(first.matches)") }
+            }
+            times.sort()
+            var members = [
+                JSONMember(key: "query", value: .string(query.name)),
+                JSONMember(key: "run", value: .string(query.description)),
+                JSONMember(key: "median_ms", value: milliseconds(median(times))),
+                JSONMember(key: "p90_ms", value: milliseconds(percentile(times, 0.9))),
+                JSONMember(key: "min_ms", value: milliseconds(times.first!)),
+                JSONMember(key: "max_ms", value: milliseconds(times.last!)),
+                JSONMember(key: "first_ms", value: milliseconds(first_ms)),
+                JSONMember(key: "matches", value: .number(String(first.matches))),
+                JSONMember(key: "repeats", value: .number(String(repeats))),
+            ]
+            if !first.ids.isEmpty { members.append(JSONMember(key: "ids", value: .array(first.ids.map { .string($0) }))) }
+            printLine(.object(sorting: members))
+        } catch {
+            fail("\(query.name): \(error)")
+        }
+    }
+}
+
 // MARK: main
 
 let arguments = CommandLine.arguments.dropFirst()
 switch arguments.first {
 case "generate": generate(arguments.dropFirst())
 case "rawfs": rawfs(arguments.dropFirst())
+case "query": queryBench(arguments.dropFirst())
 case "-h", "--help", "help": print(usage)
 default: fail("expected a subcommand\n\(usage)")
 }
