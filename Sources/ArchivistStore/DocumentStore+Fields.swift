@@ -70,6 +70,7 @@ extension DocumentStore {
     /// Reads the members of a fields object whose keys are wanted (others are only skipped).
     static func extract(_ wanted: [[UInt8]], from buffer: UnsafeBufferPointer<UInt8>, into values: inout [JSONValue?]) -> JSONSyntaxError? {
         var reader = JSONParser.Reader(buffer)
+        var found = 0
         do throws(JSONSyntaxError) {
             reader.skipWhitespace()
             guard reader.index < buffer.count, buffer[reader.index] == UInt8(ascii: "{") else { throw reader.fail("expected an object") }
@@ -94,7 +95,14 @@ extension DocumentStore {
                 } else {
                     slot = wanted.firstIndex { $0.elementsEqual(key) }
                 }
-                if let slot { values[slot] = try reader.parseValue() } else { try reader.skipValue() }
+                if let slot {
+                    values[slot] = try reader.parseValue()
+                    found += 1
+                    // Every wanted member is read: the rest of the object is not needed.
+                    if found == wanted.count { return nil }
+                } else {
+                    try reader.skipValue()
+                }
                 reader.skipWhitespace()
                 guard reader.index < buffer.count else { throw reader.fail("unexpected end of input") }
                 if buffer[reader.index] == UInt8(ascii: ",") { reader.index += 1; continue }

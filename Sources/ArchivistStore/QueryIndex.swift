@@ -108,71 +108,96 @@ public final class QueryIndex: @unchecked Sendable {
                            })
         }
         if let candidates = candidates(for: filter, useTextIndex: useTextIndex) {
-            return candidates.filter { evaluate(Int($0)) }
+            return candidates.isExact ? candidates.ordinals : candidates.ordinals.filter { evaluate(Int($0)) }
         }
+        if case .all = filter { return (0..<Int32(ids.count)).map { $0 } }
         var result: [Int32] = []
         for ordinal in 0..<ids.count where evaluate(ordinal) { result.append(Int32(ordinal)) }
         return result
     }
 
-    /// A superset of the ordinals matching a filter, from indexes (ascending), or nil when no
-    /// index narrows it.
-    func candidates(for filter: Filter, useTextIndex: Bool = true) -> [Int32]? {
+    /// Ordinals from indexes (ascending): a superset of the matches, or exactly them when
+    /// `isExact` (then no document needs checking).
+    struct Candidates {
+        var ordinals: [Int32]
+        var isExact: Bool
+    }
+
+    /// The candidates of a filter, or nil when no index narrows it.
+    func candidates(for filter: Filter, useTextIndex: Bool = true) -> Candidates? {
         switch filter {
         case .all, .nor: return nil
         case .text(let search):
             guard useTextIndex else { return nil }
             let terms = TextFolding.tokens(search)
-            if terms.isEmpty { return [] }
-            return text().postings(forAll: terms)
+            if terms.isEmpty { return Candidates(ordinals: [], isExact: true) }
+            return Candidates(ordinals: text().postings(forAll: terms), isExact: true)
         case .and(let filters):
-            var sets = filters.compactMap { candidates(for: $0, useTextIndex: useTextIndex) }
+            var sets: [Candidates] = []
+            var everyChild = true
+            for child in filters {
+                if let set = candidates(for: child, useTextIndex: useTextIndex) { sets.append(set) } else { everyChild = false }
+            }
             guard !sets.isEmpty else { return nil }
-            sets.sort { $0.count < $1.count }
-            return sets.dropFirst().reduce(sets[0]) { intersect($0, $1) }
+            sets.sort { $0.ordinals.count < $1.ordinals.count }
+            let ordinals = sets.dropFirst().reduce(sets[0].ordinals) { intersect($0, $1.ordinals) }
+            return Candidates(ordinals: ordinals, isExact: everyChild && sets.allSatisfy(\.isExact))
         case .or(let filters):
             var union: [Int32] = []
-            for filter in filters {
-                guard let set = candidates(for: filter, useTextIndex: useTextIndex) else { return nil }
-                union = merge(union, set)
+            var exact = true
+            for child in filters {
+                guard let set = candidates(for: child, useTextIndex: useTextIndex) else { return nil }
+                union = merge(union, set.ordinals)
+                exact = exact && set.isExact
             }
-            return union
+            return Candidates(ordinals: union, isExact: exact)
         case .field(let path, let conditions):
             guard isProjected(path) else { return nil }
-            var best: [Int32]?
+            var best: Candidates?
+            var everyCondition = true
             for condition in conditions {
-                guard let set = candidates(path: path, condition: condition) else { continue }
-                best = best.map { intersect($0, set) } ?? set
+                guard let set = candidates(path: path, condition: condition) else { everyCondition = false; continue }
+                best = best.map { Candidates(ordinals: intersect($0.ordinals, set.ordinals), isExact: $0.isExact && set.isExact) } ?? set
             }
+            if !everyCondition { best?.isExact = false }
             return best
         }
     }
 
-    func candidates(path: String, condition: Condition) -> [Int32]? {
+    func candidates(path: String, condition: Condition) -> Candidates? {
         switch condition {
         case .eq(let value):
             return equalityCandidates(path: path, values: [value])
         case .in(let values):
             return equalityCandidates(path: path, values: values)
         case .all(let values) where !values.isEmpty:
-            return equalityCandidates(path: path, values: [values[0]])
+            return equalityCandidates(path: path, values: [values[0]]).map { Candidates(ordinals: $0.ordinals, isExact: false) }
         case .gt(let value), .gte(let value), .lt(let value), .lte(let value):
             if case .null = value { return nil }
-            return sorted(path).range(condition).map { Self.sortedUnique($0) }
+            return range(path, condition)
         default:
             return nil
         }
     }
 
-    /// Candidates for equality with any of the values, or nil when one of them cannot use the
-    /// hash index (null, which also matches missing fields; a date, which matches a whole day).
-    func equalityCandidates(path: String, values: [JSONValue]) -> [Int32]? {
+    func range(_ path: String, _ condition: Condition) -> Candidates? {
+        let index = sorted(path)
+        guard !index.hasNestedArrays, let found = index.range(condition) else { return nil }
+        return Candidates(ordinals: sortedUnique(found.ordinals), isExact: found.isExact)
+    }
+
+    /// Candidates for equality with any of the values, or nil when one of them cannot use an
+    /// index (null, which also matches missing fields).
+    func equalityCandidates(path: String, values: [JSONValue]) -> Candidates? {
         var result: [Int32] = []
+        var exact = true
         for value in values {
             if case .null = value { return nil }
             if case .string(let text) = value, ISODate.interval(of: text) != nil {
-                guard let range = sorted(path).range(.eq(value)) else { return nil }
-                result = merge(result, Self.sortedUnique(range))
+                // A date matches its whole day: a range of the sorted index.
+                guard let found = range(path, .eq(value)) else { return nil }
+                result = merge(result, found.ordinals)
+                exact = exact && found.isExact
                 continue
             }
             if path == "_id" {
@@ -182,14 +207,20 @@ public final class QueryIndex: @unchecked Sendable {
             guard let key = Self.equalityKey(value) else { return nil }
             result = merge(result, equality(path)[key] ?? [])
         }
-        return result
+        return Candidates(ordinals: result, isExact: exact)
     }
 
-    /// Ordinals sorted, each once.
-    static func sortedUnique(_ ordinals: [Int32]) -> [Int32] {
+    /// Ordinals sorted, each once (through a bitmap: linear, not n log n).
+    func sortedUnique(_ ordinals: [Int32]) -> [Int32] {
+        var seen = [Bool](repeating: false, count: ids.count)
+        var count = 0
+        for ordinal in ordinals where !seen[Int(ordinal)] {
+            seen[Int(ordinal)] = true
+            count += 1
+        }
         var result: [Int32] = []
-        result.reserveCapacity(ordinals.count)
-        for ordinal in ordinals.sorted() where result.last != ordinal { result.append(ordinal) }
+        result.reserveCapacity(count)
+        for (ordinal, present) in seen.enumerated() where present { result.append(Int32(ordinal)) }
         return result
     }
 
@@ -206,7 +237,7 @@ public final class QueryIndex: @unchecked Sendable {
     static func scalarKey(_ value: JSONValue) -> String? {
         switch value {
         case .string(let text): return "s" + text
-        case .number(let literal): return Double(literal).map { "n\($0)" }
+        case .number(let literal): return Double(literal).map { $0 == 0 ? "n0" : "n\($0)" }  // -0 equals 0
         case .bool(let flag): return flag ? "b1" : "b0"
         default: return nil
         }
@@ -270,11 +301,14 @@ public final class QueryIndex: @unchecked Sendable {
         // One key and a small window: walk the sorted index and stop early.
         if query.sort.count == 1, let limit = query.limit, query.skip + limit < matches.count / 4 {
             let key = query.sort[0]
-            var wanted = Set<Int32>(minimumCapacity: matches.count)
-            for ordinal in matches { wanted.insert(ordinal) }
+            var wanted = [Bool](repeating: false, count: ids.count)
+            for ordinal in matches { wanted[Int(ordinal)] = true }
             var ordered: [Int32] = []
             sorted(key.path).walk(descending: key.isDescending) { ordinal in
-                if wanted.remove(ordinal) != nil { ordered.append(ordinal) }
+                if wanted[Int(ordinal)] {
+                    wanted[Int(ordinal)] = false
+                    ordered.append(ordinal)
+                }
                 return ordered.count < query.skip + limit
             }
             return window(ordered)
@@ -336,8 +370,13 @@ public final class QueryIndex: @unchecked Sendable {
         var counts: [DocumentID: (JSONValue, Int)] = [:]
         let columns = self.columns
         for ordinal in ordinals {
+            let values = resolve(path, Int(ordinal), in: columns)
+            if values.count == 1, !values[0].isArray {
+                counts[Self.exactKey(values[0]), default: (values[0], 0)].1 += 1
+                continue
+            }
             var seen: Set<DocumentID> = []
-            for value in resolve(path, Int(ordinal), in: columns) {
+            for value in values {
                 let items: [JSONValue]
                 if case .array(let elements) = value { items = elements } else { items = [value] }
                 for item in items {

@@ -4,16 +4,21 @@
 struct SortedIndex {
     let keys: [JSONValue?]
     let ordinals: [Int32]
+    /// Whether some document has an array inside its values (then a comparison also looks at
+    /// elements this index does not hold, and ranges are left to a scan).
+    let hasNestedArrays: Bool
 
     init(count: Int, values: (Int) -> [JSONValue]) {
         var pairs: [(JSONValue?, Int32)] = []
         pairs.reserveCapacity(count)
+        var nested = false
         for ordinal in 0..<count {
             // The same keys `ValueOrder.sortKey` chooses from: the elements of a single array
             // value, else each value found (an empty array is a key of its own).
             let found = values(ordinal)
             var keys = found
             if found.count == 1, case .array(let elements) = found[0], !elements.isEmpty { keys = elements }
+            if !nested, keys.contains(where: { $0.isArray }) { nested = true }
             if keys.isEmpty { pairs.append((nil, Int32(ordinal))) }
             for key in keys { pairs.append((key, Int32(ordinal))) }
         }
@@ -23,6 +28,7 @@ struct SortedIndex {
         }
         keys = pairs.map(\.0)
         ordinals = pairs.map(\.1)
+        hasNestedArrays = nested
     }
 
     /// The first position where `isAfter` turns true (it must be false then true along the keys).
@@ -47,9 +53,9 @@ struct SortedIndex {
         }
     }
 
-    /// The ordinals (unordered, possibly repeated) that may satisfy a comparison; nil when the
-    /// index cannot narrow it.
-    func range(_ condition: Condition) -> [Int32]? {
+    /// The ordinals (unordered, possibly repeated) that may satisfy a comparison, and whether
+    /// exactly those do; nil when the index cannot narrow it.
+    func range(_ condition: Condition) -> (ordinals: [Int32], isExact: Bool)? {
         let query: JSONValue
         switch condition {
         case .gt(let v), .gte(let v), .lt(let v), .lte(let v), .eq(let v): query = v
@@ -79,7 +85,7 @@ struct SortedIndex {
             let stringsEnd = partition { Self.rank($0) >= 4 }
             guard let interval = ISODate.interval(of: text) else {
                 // Strings compare as text: any string may match.
-                return Array(ordinals[dateStart..<stringsEnd])
+                return (Array(ordinals[dateStart..<stringsEnd]), false)
             }
             let datesEnd = partition { Self.rank($0) >= 3 }
             func instant(_ key: JSONValue?) -> Int64 {
@@ -96,11 +102,11 @@ struct SortedIndex {
             default: dates = (at(interval.start), at(interval.end))
             }
             // Strings that are not dates compare as text with a date query: keep them as candidates.
-            return Array(ordinals[dates.0..<max(dates.0, dates.1)]) + Array(ordinals[datesEnd..<stringsEnd])
+            return (Array(ordinals[dates.0..<max(dates.0, dates.1)]) + Array(ordinals[datesEnd..<stringsEnd]), datesEnd == stringsEnd)
         default:
             return nil
         }
-        return Array(ordinals[bounds.0..<max(bounds.0, bounds.1)])
+        return (Array(ordinals[bounds.0..<max(bounds.0, bounds.1)]), true)
     }
 
     /// Visits each ordinal once in sort order (ties ascending), until `body` returns false.

@@ -103,8 +103,9 @@ public enum TextFolding {
         guard let first = word.first else { return true }
         var text = text
         return text.withUTF8 { bytes -> Bool in
-            // Accented letters may fold into the word: only ASCII text is checked here.
-            if bytes.contains(where: { $0 >= 0x80 }) { return true }
+            // Accented letters may fold into the word, and apostrophes join words ("Trump's" is
+            // "trumps"): only plain ASCII text is checked here.
+            if bytes.contains(where: { $0 >= 0x80 || $0 == 39 }) { return true }
             let n = bytes.count, m = word.count
             guard m <= n else { return false }
             var i = 0
