@@ -23,7 +23,7 @@ extension DocumentStore {
                     if let cached = cache, cached.key == generation {
                         index = cached.index
                     } else {
-                        let sorted = state.entries.sorted { $0.key < $1.key }.map(\.value)
+                        let sorted = Self.sortedByID(Array(state.entries.values))
                         index = QueryIndex(projection: state.projection, entries: sorted)
                         cache = (generation, index)
                     }
@@ -130,5 +130,21 @@ extension DocumentStore {
         }
         if let limit { counts = Array(counts.prefix(limit)) }
         return (counts, missing.sorted())
+    }
+
+    /// Entries sorted by ID bytes, comparing 24-byte prefixes first (NYT IDs share their first 14).
+    static func sortedByID(_ entries: [IndexEntry]) -> [IndexEntry] {
+        let prefixes = entries.map { entry -> (UInt64, UInt64, UInt64) in
+            var words: [UInt64] = [0, 0, 0]
+            for (index, byte) in entry.id.utf8.prefix(24).enumerated() {
+                words[index / 8] |= UInt64(byte) << (8 * UInt64(7 - index % 8))
+            }
+            return (words[0], words[1], words[2])
+        }
+        let order = entries.indices.sorted { a, b in
+            if prefixes[a] != prefixes[b] { return prefixes[a] < prefixes[b] }
+            return entries[a].id.utf8.lexicographicallyPrecedes(entries[b].id.utf8)
+        }
+        return order.map { entries[$0] }
     }
 }

@@ -38,25 +38,37 @@ public struct POSIXFileSystem: FileSystem {
         if offset > 0 { guard lseek(fd, off_t(offset), SEEK_SET) >= 0 else { throw Self.failure(path, "seek") } }
         let wanted = min(max(Int(info.st_size) - offset, 0), limit)
         var capacity = limit == Int.max ? wanted + 1 : max(wanted, 1)
-        var bytes = [UInt8](repeating: 0, count: capacity)
-        var count = 0
-        while true {
-            if count == limit { break }
-            if count == capacity {
-                capacity = min(capacity * 2, limit)
-                bytes.append(contentsOf: repeatElement(0, count: capacity - bytes.count))
+        // Read straight into uninitialized storage (zero-filling a large file first costs as much
+        // as reading it).
+        var failure: StoreError?
+        var bytes = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, initialized in
+            var count = 0
+            while count < capacity {
+                let n = read(fd, buffer.baseAddress! + count, capacity - count)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    failure = Self.failure(path, "read")
+                    break
+                }
+                if n == 0 { break }
+                count += n
             }
-            let n = bytes.withUnsafeMutableBytes { buffer in
-                read(fd, buffer.baseAddress! + count, capacity - count)
-            }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw Self.failure(path, "read")
-            }
-            if n == 0 { break }
-            count += n
+            initialized = count
         }
-        bytes.removeSubrange(count...)
+        if let failure { throw failure }
+        // The file grew while it was read: read on in chunks.
+        while bytes.count == capacity && bytes.count < limit {
+            var chunk = [UInt8](unsafeUninitializedCapacity: min(1 << 20, limit - bytes.count)) { buffer, initialized in
+                var n: Int
+                repeat { n = read(fd, buffer.baseAddress!, buffer.count) } while n < 0 && errno == EINTR
+                initialized = max(n, 0)
+            }
+            if chunk.isEmpty { break }
+            bytes.append(contentsOf: chunk)
+            chunk.removeAll()
+            if bytes.count < capacity { break }
+            capacity = bytes.count
+        }
         return bytes
     }
 

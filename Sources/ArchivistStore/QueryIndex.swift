@@ -21,6 +21,9 @@ public final class QueryIndex: @unchecked Sendable {
     private var sortedIndexes: [String: SortedIndex] = [:]
     private var textIndex: TextIndex?
     private var textSearches = 0
+    /// How many queries have used each path: its hash and sorted indexes are built from the
+    /// second (a one-shot command is faster scanning than building an index it uses once).
+    private var pathUses: [String: Int] = [:]
 
     /// An index of these entries (sorted by ID) with no columns loaded yet.
     public init(projection: Projection, entries: [IndexEntry]) {
@@ -100,6 +103,7 @@ public final class QueryIndex: @unchecked Sendable {
         }
         let text = useTextIndex ? self.text() : nil
         let columns = self.columns
+        lock.withLock { for path in filter.paths { pathUses[path, default: 0] += 1 } }
         let evaluate = { (ordinal: Int) -> Bool in
             filter.matches(resolve: { self.resolve($0, ordinal, in: columns) },
                            textMatches: { terms in
@@ -152,7 +156,7 @@ public final class QueryIndex: @unchecked Sendable {
             }
             return Candidates(ordinals: union, isExact: exact)
         case .field(let path, let conditions):
-            guard isProjected(path) else { return nil }
+            guard isProjected(path), hasIndexes(path) else { return nil }
             var best: Candidates?
             var everyCondition = true
             for condition in conditions {
@@ -161,6 +165,13 @@ public final class QueryIndex: @unchecked Sendable {
             }
             if !everyCondition { best?.isExact = false }
             return best
+        }
+    }
+
+    /// Whether a path's indexes exist or are worth building (from its second use).
+    func hasIndexes(_ path: String) -> Bool {
+        lock.withLock {
+            path == "_id" || equalityIndexes[path] != nil || sortedIndexes[path] != nil || pathUses[path, default: 0] >= 2
         }
     }
 

@@ -22,12 +22,11 @@ struct SortedIndex {
             if keys.isEmpty { pairs.append((nil, Int32(ordinal))) }
             for key in keys { pairs.append((key, Int32(ordinal))) }
         }
-        pairs.sort { a, b in
-            let c = ValueOrder.compareSortKeys(a.0, b.0)
-            return c != 0 ? c < 0 : a.1 < b.1
-        }
-        keys = pairs.map(\.0)
-        ordinals = pairs.map(\.1)
+        // Sort on keys computed once (a date string is parsed once, not at every comparison).
+        var sortable = pairs.map { SortableKey($0.0, ordinal: $0.1) }
+        sortable.sort()
+        keys = sortable.map(\.value)
+        ordinals = sortable.map(\.ordinal)
         hasNestedArrays = nested
     }
 
@@ -128,4 +127,57 @@ struct SortedIndex {
             end = start
         }
     }
+}
+
+/// A value with what ordering it needs worked out in advance, ordered as
+/// `ValueOrder.compareSortKeys` orders values (then by ordinal).
+struct SortableKey: Comparable {
+    let value: JSONValue?
+    let ordinal: Int32
+    /// -1 empty array, 0 missing/null, 1 number, 2 date string, 3 other string, 4 other.
+    let rank: Int8
+    let number: Double
+    let instant: Int64
+
+    init(_ value: JSONValue?, ordinal: Int32) {
+        self.value = value
+        self.ordinal = ordinal
+        switch value {
+        case .array(let elements)? where elements.isEmpty:
+            rank = -1; number = 0; instant = 0
+        case nil, .null?:
+            rank = 0; number = 0; instant = 0
+        case .number(let literal)?:
+            rank = 1; number = Double(literal) ?? 0; instant = 0
+        case .string(let text)?:
+            if let date = ISODate.instant(of: text) {
+                rank = 2; number = 0; instant = date
+            } else {
+                rank = 3; number = 0; instant = 0
+            }
+        default:
+            rank = 4; number = 0; instant = 0
+        }
+    }
+
+    static func < (a: SortableKey, b: SortableKey) -> Bool {
+        if a.rank != b.rank { return a.rank < b.rank }
+        let c: Int
+        switch a.rank {
+        case 1: c = a.number < b.number ? -1 : (a.number > b.number ? 1 : 0)
+        case 2:
+            if a.instant != b.instant { c = a.instant < b.instant ? -1 : 1 } else { c = ValueOrder.compareSortKeys(a.value, b.value) }
+        case 3:
+            if case .string(let x)? = a.value, case .string(let y)? = b.value {
+                c = x.utf8.elementsEqual(y.utf8) ? 0 : (x.utf8.lexicographicallyPrecedes(y.utf8) ? -1 : 1)
+            } else {
+                c = 0
+            }
+        case 4: c = ValueOrder.compareSortKeys(a.value, b.value)
+        default: c = 0
+        }
+        return c != 0 ? c < 0 : a.ordinal < b.ordinal
+    }
+
+    static func == (a: SortableKey, b: SortableKey) -> Bool { !(a < b) && !(b < a) }
 }
