@@ -22,10 +22,10 @@ extension DocumentStore {
     func readColumns(_ paths: [String], of entries: [IndexEntry], _ state: inout State) throws(StoreError) -> [String: [JSONValue?]] {
         let indexPath = path(FileNames.index)
         let needsFile = entries.contains { if case .indexFile = $0.fields { return true } else { return false } }
-        let file = needsFile ? try fileSystem.contents(of: indexPath) ?? [] : []
+        let file = needsFile ? try fileSystem.mappedContents(of: indexPath) ?? FileBytes([]) : FileBytes([])
         if needsFile {
             // Another process may have replaced the index since it was loaded.
-            guard try fileSystem.status(of: indexPath)?.identity == state.indexIdentity, file.count >= state.indexConsumed else {
+            guard try fileSystem.status(of: indexPath)?.identity == state.indexIdentity, file.buffer.count >= state.indexConsumed else {
                 throw .io(path: indexPath, operation: "read", message: "the index was replaced while it was read")
             }
         }
@@ -33,8 +33,8 @@ extension DocumentStore {
         let boxes = paths.map { _ in ColumnBox(count: entries.count) }
         let failure = FailureBox()
         let workers = entries.count >= 4096 ? ProcessInfo.processInfo.activeProcessorCount : 1
-        file.withUnsafeBufferPointer { whole in
-            nonisolated(unsafe) let whole = whole
+        do {
+            nonisolated(unsafe) let whole = file.buffer
             DispatchQueue.concurrentPerform(iterations: workers) { worker in
                 var values = [JSONValue?](repeating: nil, count: wanted.count)
                 var ordinal = worker

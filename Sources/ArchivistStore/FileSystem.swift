@@ -9,6 +9,9 @@ public protocol FileSystem: Sendable {
     func contents(of path: String, from offset: Int) throws(StoreError) -> [UInt8]?
     /// At most `limit` bytes of a file from `offset`; `nil` when it does not exist.
     func contents(of path: String, from offset: Int, limit: Int) throws(StoreError) -> [UInt8]?
+    /// The whole file mapped into memory (or read, where mapping is not possible); nil when it
+    /// does not exist.
+    func mappedContents(of path: String) throws(StoreError) -> FileBytes?
     /// Creates or truncates a file and writes `bytes` (not synced).
     func write(_ bytes: [UInt8], to path: String) throws(StoreError)
     /// Appends `bytes` to a file, creating it when missing (not synced).
@@ -66,5 +69,34 @@ extension FileSystem {
     public func contents(of path: String, from offset: Int, limit: Int) throws(StoreError) -> [UInt8]? {
         guard let tail = try contents(of: path, from: offset) else { return nil }
         return tail.count > limit ? Array(tail[..<limit]) : tail
+    }
+}
+
+/// A file's bytes, read or mapped; valid while this object lives.
+public final class FileBytes: @unchecked Sendable {
+    /// The bytes.
+    public let buffer: UnsafeBufferPointer<UInt8>
+    private let release: () -> Void
+
+    /// Bytes whose storage `release` frees.
+    public init(buffer: UnsafeBufferPointer<UInt8>, release: @escaping () -> Void) {
+        self.buffer = buffer
+        self.release = release
+    }
+
+    /// Copies of bytes.
+    public convenience init(_ bytes: [UInt8]) {
+        let storage = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(bytes.count, 1))
+        _ = storage.initialize(from: bytes)
+        self.init(buffer: UnsafeBufferPointer(rebasing: storage[0..<bytes.count])) { storage.deallocate() }
+    }
+
+    deinit { release() }
+}
+
+extension FileSystem {
+    /// Reads the file (file systems that can map do better).
+    public func mappedContents(of path: String) throws(StoreError) -> FileBytes? {
+        try contents(of: path).map(FileBytes.init)
     }
 }

@@ -73,6 +73,26 @@ public struct IndexEntry: Sendable, Equatable {
         case removal(String)
     }
 
+    static let knownKeys: [(name: String, bytes: [UInt8])] = ["id", "file", "hash", "size", "stored_at", "updated_at", "fields", "removed_at"]
+        .map { ($0, Array($0.utf8)) }
+
+    /// A hash written as hex digits (nil for anything else).
+    static func hexValue(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64? {
+        guard !bytes.isEmpty, bytes.count <= 16 else { return nil }
+        var value: UInt64 = 0
+        for byte in bytes {
+            let digit: UInt8
+            switch byte {
+            case 48...57: digit = byte - 48
+            case 97...102: digit = byte - 87
+            case 65...70: digit = byte - 55
+            default: return nil
+            }
+            value = value << 4 | UInt64(digit)
+        }
+        return value
+    }
+
     /// Decodes one index line without building a tree for its fields (they are only checked for
     /// syntax, and referred to at `lineOffset` plus their place in the line). Throws on invalid
     /// JSON; nil when the JSON is not an index line.
@@ -99,7 +119,12 @@ public struct IndexEntry: Sendable, Equatable {
             while true {
                 reader.skipWhitespace()
                 guard reader.index < line.count, line[reader.index] == UInt8(ascii: "\"") else { throw reader.fail("expected a string key") }
-                let key = try reader.parseString()
+                // Keys and the short string values are compared and read as bytes: no String is
+                // made for them (this runs on every line at every open).
+                let keyStart = reader.index + 1
+                try reader.skipString()
+                let keyBytes = UnsafeBufferPointer(rebasing: line[keyStart..<(reader.index - 1)])
+                let key = Self.knownKeys.first { $0.bytes.elementsEqual(keyBytes) }?.name ?? "?"
                 reader.skipWhitespace()
                 guard reader.index < line.count, line[reader.index] == UInt8(ascii: ":") else { throw reader.fail("expected ':'") }
                 reader.index += 1
@@ -123,14 +148,22 @@ public struct IndexEntry: Sendable, Equatable {
                         try reader.skipValue()
                         fields = start..<reader.index
                     }
-                case "id", "hash", "stored_at", "updated_at":
-                    guard case .string(let text) = try reader.parseValue() else { valid = false; break }
-                    switch key {
-                    case "id": id = text
-                    case "hash": hash = UInt64(text, radix: 16)
-                    case "stored_at": storedAt = Timestamp(parsing: text)
-                    default: updatedAt = Timestamp(parsing: text)
+                case "hash", "stored_at", "updated_at":
+                    guard line[start] == UInt8(ascii: "\"") else {
+                        try reader.skipValue()
+                        valid = false
+                        break
                     }
+                    try reader.skipString()
+                    let value = UnsafeBufferPointer(rebasing: line[(start + 1)..<(reader.index - 1)])
+                    switch key {
+                    case "hash": hash = Self.hexValue(value)
+                    case "stored_at": storedAt = Timestamp(bytes: value)
+                    default: updatedAt = Timestamp(bytes: value)
+                    }
+                case "id":
+                    guard case .string(let text) = try reader.parseValue() else { valid = false; break }
+                    id = text
                 case "size":
                     if case .number(let text) = try reader.parseValue() { size = Int(text) } else { valid = false }
                 case "removed_at":

@@ -24,6 +24,27 @@ public struct POSIXFileSystem: FileSystem {
         try contents(of: path, from: offset, limit: Int.max)
     }
 
+    /// mmap(2) of a whole file, read-only (the pages stay the page cache's: nothing is copied).
+    public func mappedContents(of path: String) throws(StoreError) -> FileBytes? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        if fd < 0 {
+            if errno == ENOENT { return nil }
+            throw Self.failure(path, "open")
+        }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw Self.failure(path, "stat") }
+        let size = Int(info.st_size)
+        if size == 0 { return FileBytes([]) }
+        guard let address = mmap(nil, size, PROT_READ, MAP_PRIVATE, fd, 0), address != MAP_FAILED else {
+            return try contents(of: path).map(FileBytes.init)
+        }
+        _ = madvise(address, size, Int32(MADV_WILLNEED))  // read ahead: fewer, larger faults
+        let buffer = UnsafeBufferPointer(start: address.assumingMemoryBound(to: UInt8.self), count: size)
+        nonisolated(unsafe) let mapped = address
+        return FileBytes(buffer: buffer) { munmap(mapped, size) }
+    }
+
     /// Reads at most `limit` bytes of a file from an offset.
     public func contents(of path: String, from offset: Int, limit: Int) throws(StoreError) -> [UInt8]? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)

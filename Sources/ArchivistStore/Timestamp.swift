@@ -50,7 +50,13 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
 
     /// Parses `YYYY-MM-DDTHH:MM:SS(.fff)Z`; nil for anything else.
     public init?(parsing text: String) {
-        let bytes = Array(text.utf8)
+        var text = text
+        guard let parsed = text.withUTF8({ Timestamp(bytes: $0) }) else { return nil }
+        self = parsed
+    }
+
+    /// Parses the same form from bytes (the index loader calls this on each line).
+    init?(bytes: UnsafeBufferPointer<UInt8>) {
         guard bytes.count >= 20, bytes.last == UInt8(ascii: "Z") else { return nil }
         func number(_ range: Range<Int>) -> Int64? {
             var value: Int64 = 0
