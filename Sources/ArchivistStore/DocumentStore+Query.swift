@@ -111,22 +111,12 @@ extension DocumentStore {
             counts = index.facet(path, among: index.matching(filter))
         } else {
             // Count from the documents themselves.
-            var tally: [DocumentID: (JSONValue, Int)] = [:]
+            var tally = FacetTally()
             for id in try find(Query(filter: filter)).ids {
                 guard let document = try document(withID: id) else { continue }
-                var seen: Set<DocumentID> = []
-                for value in document.values(atPath: path) {
-                    let items: [JSONValue]
-                    if case .array(let elements) = value { items = elements } else { items = [value] }
-                    for item in items {
-                        let key = QueryIndex.exactKey(item)
-                        guard seen.insert(key).inserted else { continue }
-                        tally[key, default: (item, 0)].1 += 1
-                    }
-                }
+                tally.add(document.values(atPath: path))
             }
-            counts = tally.values.sorted { a, b in a.1 != b.1 ? a.1 > b.1 : ValueOrder.compareSortable(a.0, b.0) < 0 }
-                .map { (value: $0.0, count: $0.1) }
+            counts = tally.sorted()
         }
         if let limit { counts = Array(counts.prefix(limit)) }
         return (counts, missing.sorted())

@@ -12,8 +12,8 @@ public final class QueryIndex: @unchecked Sendable {
     public let ids: [String]
     /// The index entries, by ordinal.
     public let entries: [IndexEntry]
-    let ordinals: [DocumentID: Int32]
     private let lock = NSLock()
+    private var ordinalsByID: [DocumentID: Int32]?
     /// The columns loaded so far (a path's values by ordinal); the store loads the ones a query
     /// needs before running it.
     private var loadedColumns: [String: [JSONValue?]] = [:]
@@ -30,10 +30,6 @@ public final class QueryIndex: @unchecked Sendable {
         self.projection = projection
         self.ids = entries.map(\.id)
         self.entries = entries
-        var ordinals: [DocumentID: Int32] = [:]
-        ordinals.reserveCapacity(entries.count)
-        for (index, id) in ids.enumerated() { ordinals[DocumentID(id)] = Int32(index) }
-        self.ordinals = ordinals
     }
 
     /// Builds the columns from each entry's projected fields (sorted by ID).
@@ -62,6 +58,18 @@ public final class QueryIndex: @unchecked Sendable {
 
     /// The ordinal of an ID.
     public func ordinal(of id: String) -> Int? { ordinals[DocumentID(id)].map(Int.init) }
+
+    /// Ordinals by ID, made on first use (a count never needs them).
+    var ordinals: [DocumentID: Int32] {
+        lock.withLock {
+            if let ordinalsByID { return ordinalsByID }
+            var ordinals: [DocumentID: Int32] = [:]
+            ordinals.reserveCapacity(ids.count)
+            for (index, id) in ids.enumerated() { ordinals[DocumentID(id)] = Int32(index) }
+            ordinalsByID = ordinals
+            return ordinals
+        }
+    }
 
     /// The projected value of a path for a document (`_id` is always available; other paths
     /// once the store has loaded their column).
@@ -378,26 +386,39 @@ public final class QueryIndex: @unchecked Sendable {
     /// Counts documents per value of a path among the ordinals (an array counts each distinct
     /// element), most frequent first, ties by value.
     public func facet(_ path: String, among ordinals: [Int32]) -> [(value: JSONValue, count: Int)] {
-        var counts: [DocumentID: (JSONValue, Int)] = [:]
+        var tally = FacetTally()
         let columns = self.columns
-        for ordinal in ordinals {
-            let values = resolve(path, Int(ordinal), in: columns)
-            if values.count == 1, !values[0].isArray {
-                counts[Self.exactKey(values[0]), default: (values[0], 0)].1 += 1
-                continue
-            }
-            var seen: Set<DocumentID> = []
-            for value in values {
-                let items: [JSONValue]
-                if case .array(let elements) = value { items = elements } else { items = [value] }
-                for item in items {
-                    let key = Self.exactKey(item)
-                    guard seen.insert(key).inserted else { continue }
-                    counts[key, default: (item, 0)].1 += 1
-                }
+        for ordinal in ordinals { tally.add(resolve(path, Int(ordinal), in: columns)) }
+        return tally.sorted()
+    }
+}
+
+/// Counts documents per value: each document once per distinct value (an array counts each
+/// distinct element), values told apart as `=` tells them apart.
+struct FacetTally {
+    private var counts: [DocumentID: (JSONValue, Int)] = [:]
+
+    /// Counts one document's values at the path.
+    mutating func add(_ values: [JSONValue]) {
+        if values.count == 1, !values[0].isArray {
+            counts[QueryIndex.exactKey(values[0]), default: (values[0], 0)].1 += 1
+            return
+        }
+        var seen: Set<DocumentID> = []
+        for value in values {
+            let items: [JSONValue]
+            if case .array(let elements) = value { items = elements } else { items = [value] }
+            for item in items {
+                let key = QueryIndex.exactKey(item)
+                guard seen.insert(key).inserted else { continue }
+                counts[key, default: (item, 0)].1 += 1
             }
         }
-        return counts.values.sorted { a, b in
+    }
+
+    /// Most frequent first, ties by value.
+    func sorted() -> [(value: JSONValue, count: Int)] {
+        counts.values.sorted { a, b in
             a.1 != b.1 ? a.1 > b.1 : ValueOrder.compareSortable(a.0, b.0) < 0
         }.map { (value: $0.0, count: $0.1) }
     }

@@ -22,7 +22,7 @@ import ArchivistStore
 public struct ArticleGenerator: Sendable {
     /// The seed the generator started from.
     public let seed: UInt64
-    private var random: ArticleRandom
+    private var random: SplitMix64
     private var index: UInt64 = 0
     /// Keys that make the ID parts a bijection of the document's position, so IDs never repeat.
     private let hexKey: UInt64
@@ -31,8 +31,8 @@ public struct ArticleGenerator: Sendable {
     /// A generator whose documents depend only on `seed`.
     public init(seed: UInt64) {
         self.seed = seed
-        self.random = ArticleRandom(state: seed)
-        var keys = ArticleRandom(state: seed ^ 0x5DEE_CE66_D1CE_4E5B)
+        self.random = SplitMix64(state: seed)
+        var keys = SplitMix64(state: seed ^ 0x5DEE_CE66_D1CE_4E5B)
         self.hexKey = keys.next()
         self.uuidKey = keys.next()
     }
@@ -73,7 +73,7 @@ public struct ArticleGenerator: Sendable {
     /// `hits` defaults to a number derived from the seed (at least `offset + docs.count`), and
     /// `time` (milliseconds) too, so the same call gives the same bytes.
     public func apiResponse(docs: [JSONValue], offset: Int = 0, hits: Int? = nil) -> JSONValue {
-        var mixer = ArticleRandom(state: seed ^ 0xA076_1D64_78BD_642F ^ UInt64(truncatingIfNeeded: offset))
+        var mixer = SplitMix64(state: seed ^ 0xA076_1D64_78BD_642F ^ UInt64(truncatingIfNeeded: offset))
         let total = hits ?? (offset + docs.count + Int(mixer.below(50_000)))
         let time = 5 + Int(mixer.below(500))
         return .object(sorting: [
@@ -509,12 +509,12 @@ extension ArticleGenerator {
     /// 8 hex digits of the date (as MongoDB object IDs do) and 16 of a bijection of the position.
     private func hexID(_ position: UInt64, milliseconds: Int64) -> String {
         let seconds = UInt32(truncatingIfNeeded: milliseconds / 1000)
-        return hex(UInt64(seconds), digits: 8) + hex(ArticleRandom.mix(position &+ hexKey), digits: 16)
+        return hex(UInt64(seconds), digits: 8) + hex(SplitMix64.mix(position &+ hexKey), digits: 16)
     }
 
     /// A version-5-looking UUID whose 64 bits `unique` (a bijection of the position) are all kept.
     private mutating func uuid(_ position: UInt64) -> String {
-        let unique = ArticleRandom.mix(position &+ uuidKey)
+        let unique = SplitMix64.mix(position &+ uuidKey)
         let extra = random.next()
         let group3 = "5" + hex(extra & 0xFFF, digits: 3)
         let group4 = hex(0x8 | ((extra >> 12) & 0x3), digits: 1) + hex((extra >> 14) & 0xFFF, digits: 3)
@@ -542,29 +542,6 @@ extension ArticleGenerator {
 }
 
 // MARK: - Random numbers
-
-/// Sebastiano Vigna's SplitMix64: tiny, fast and the same on every platform.
-fileprivate struct ArticleRandom: Sendable {
-    var state: UInt64
-
-    /// The finalizer alone: a bijection of `UInt64`.
-    static func mix(_ value: UInt64) -> UInt64 {
-        var z = value
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        return ArticleRandom.mix(state)
-    }
-
-    /// A number in `0..<bound` (bound > 0), by Lemire's multiply-shift (the tiny bias is irrelevant here).
-    mutating func below(_ bound: UInt64) -> UInt64 {
-        next().multipliedFullWidth(by: bound).high
-    }
-}
 
 // MARK: - Vocabulary
 

@@ -110,7 +110,7 @@ public final class FaultInjectingFileSystem: FileSystem, @unchecked Sendable {
     /// `simulatePowerLoss()`.
     public func simulatePowerLoss(writebackSeed seed: UInt64) {
         state.withLock { state in
-            var random = WritebackRandom(seed: seed)
+            var random = SplitMix64(seed: seed)
             for id in state.inodes.keys.sorted() {
                 var inode = state.inodes[id]!
                 if inode.isFolder {
@@ -479,21 +479,6 @@ public final class FaultInjectingFileSystem: FileSystem, @unchecked Sendable {
     /// Returns a token that does nothing: the model serves a single process.
     public func lockExclusively(_ path: String, timeout: Double) throws(StoreError) -> any FileLockToken {
         NoLock()
-    }
-}
-
-/// A small deterministic generator (SplitMix64), so a seed names one writeback outcome.
-private struct WritebackRandom {
-    var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 

@@ -1,5 +1,6 @@
 import Testing
 @testable import ArchivistStore
+import ArchivistTestSupport
 
 // Tests of the query model (Filter, Condition, SortKey), its JSON and dictionary-literal parsers,
 // its evaluation with MongoDB semantics, and the pieces it rests on (ValueOrder, ISODate,
@@ -126,17 +127,6 @@ fileprivate enum Corpus {
     }
 }
 
-/// A deterministic generator for shuffles (SplitMix64).
-fileprivate struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// The message of an `invalidFilter` error, or nil for any other outcome.
 fileprivate func invalidFilterMessage(_ text: String) -> String? {

@@ -13,15 +13,11 @@ import ArchivistTestSupport
 
 /// SplitMix64, so the generated queries are the same on every run and platform.
 fileprivate struct Dice {
-    var state: UInt64
+    var random: SplitMix64
 
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+    init(state: UInt64) { random = SplitMix64(state: state) }
+
+    mutating func next() -> UInt64 { random.next() }
 
     mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
     mutating func chance(_ percent: Int) -> Bool { below(100) < percent }
