@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
 import Foundation
 import Dispatch
 import Synchronization
@@ -267,9 +270,13 @@ public final class DocumentStore: Sendable {
         return bytes.withUnsafeBufferPointer { buffer -> Result<Int, IndexLoad> in
             var ranges: [Range<Int>] = []
             var lineStart = 0
-            for index in 0..<buffer.count where buffer[index] == 0x0A {
-                ranges.append(lineStart..<index)
-                lineStart = index + 1
+            // memchr finds newlines many bytes at a time.
+            if let base = buffer.baseAddress {
+                while lineStart < buffer.count, let found = memchr(base + lineStart, 0x0A, buffer.count - lineStart) {
+                    let index = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
+                    ranges.append(lineStart..<index)
+                    lineStart = index + 1
+                }
             }
             let consumed = lineStart
             let lineRanges = ranges

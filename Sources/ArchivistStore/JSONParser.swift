@@ -335,6 +335,21 @@ public enum JSONParser {
         mutating func skipString() throws(JSONSyntaxError) {
             let quote = index
             index += 1
+            // Fast path: jump to the next quote; if nothing between needs a closer look
+            // (a backslash or a control character), the string ends there.
+            if let base = bytes.baseAddress, index < bytes.count,
+               let found = memchr(base + index, 0x22, bytes.count - index) {
+                let end = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
+                var plain = true
+                for position in index..<end where bytes[position] == 0x5C || bytes[position] < 0x20 {
+                    plain = false
+                    break
+                }
+                if plain {
+                    index = end + 1
+                    return
+                }
+            }
             while index < bytes.count {
                 let byte = bytes[index]
                 if byte == UInt8(ascii: "\"") {
