@@ -93,7 +93,13 @@ extension DocumentStore {
                     let decoded = Array(try keyReader.parseString().utf8)
                     slot = wanted.firstIndex(of: decoded)
                 } else {
-                    slot = wanted.firstIndex { $0.elementsEqual(key) }
+                    slot = nil
+                    for (candidate, bytes) in wanted.enumerated() where bytes.count == key.count && bytes.first == key.first {
+                        if bytes.elementsEqual(key) {
+                            slot = candidate
+                            break
+                        }
+                    }
                 }
                 if let slot {
                     values[slot] = try reader.parseValue()

@@ -335,13 +335,25 @@ public enum JSONParser {
         mutating func skipString() throws(JSONSyntaxError) {
             let quote = index
             index += 1
-            // Fast path: jump to the next quote; if nothing between needs a closer look
+            // Short strings (keys, most values): one simple pass over their first bytes.
+            let shortEnd = min(bytes.count, index + 24)
+            var position = index
+            while position < shortEnd {
+                let byte = bytes[position]
+                if byte == 0x22 {
+                    index = position + 1
+                    return
+                }
+                if byte == 0x5C || byte < 0x20 { break }
+                position += 1
+            }
+            // Long strings: jump to the next quote; if nothing between needs a closer look
             // (a backslash or a control character), the string ends there.
-            if let base = bytes.baseAddress, index < bytes.count,
-               let found = memchr(base + index, 0x22, bytes.count - index) {
+            if position == shortEnd, let base = bytes.baseAddress, shortEnd < bytes.count,
+               let found = memchr(base + shortEnd, 0x22, bytes.count - shortEnd) {
                 let end = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
                 var plain = true
-                for position in index..<end where bytes[position] == 0x5C || bytes[position] < 0x20 {
+                for position in shortEnd..<end where bytes[position] == 0x5C || bytes[position] < 0x20 {
                     plain = false
                     break
                 }

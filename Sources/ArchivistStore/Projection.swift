@@ -52,9 +52,33 @@ public struct Projection: Sendable, Equatable {
         return .object(members)
     }
 
-    /// The compact JSON of a document's projected fields, as kept in the index.
+    /// Paths usually holding long text or lists: written last in the index, so reading a short
+    /// field (a section, a date, a count) stops early in each line.
+    static let longPaths: Set<String> = ["abstract", "snippet", "lead_paragraph", "keywords.value", "headline.main", "web_url", "byline.original"]
+
+    /// The compact JSON of a document's projected fields, as kept in the index: short fields
+    /// first, then the long ones, each group by path.
     public func fieldsJSON(of document: JSONValue) -> [UInt8] {
-        JSONWriter.compactBytes(object(from: values(of: document)))
+        let values = self.values(of: document)
+        var short: [JSONMember] = []
+        var long: [JSONMember] = []
+        for (path, value) in zip(paths, values) {
+            guard let value else { continue }
+            if Self.longPaths.contains(path) {
+                long.append(JSONMember(key: path, value: value))
+            } else {
+                short.append(JSONMember(key: path, value: value))
+            }
+        }
+        var out: [UInt8] = [UInt8(ascii: "{")]
+        for (i, member) in (short + long).enumerated() {
+            if i > 0 { out.append(UInt8(ascii: ",")) }
+            JSONWriter.writeString(member.key, into: &out)
+            out.append(UInt8(ascii: ":"))
+            JSONWriter.writeCompact(member.value, into: &out)
+        }
+        out.append(UInt8(ascii: "}"))
+        return out
     }
 
     static func project(_ document: JSONValue, path: [String]) -> JSONValue? {
