@@ -21,7 +21,7 @@ let package = Package(
         .executableTarget(name: "archivist-bench", dependencies: ["ArchivistStore", "ArchivistTestSupport"]),
         .testTarget(name: "ArchivistStoreTests", dependencies: ["ArchivistStore", "ArchivistTestSupport"],
                     resources: [.copy("Fixtures")]),
-        .testTarget(name: "ArchivistCLITests", dependencies: ["ArchivistStore", "ArchivistTestSupport"],
+        .testTarget(name: "ArchivistCLITests", dependencies: ["ArchivistStore", "ArchivistShell", "ArchivistTestSupport"],
                     resources: [.copy("Fixtures")]),
     ],
     swiftLanguageModes: [.v6]

@@ -55,7 +55,14 @@ extension CommandTable {
         global options:
           --data DIR      the data folder
           --format F      table (default on a terminal), json, jsonl (default otherwise) or csv
+          --bail          in a script, stop at the first command that fails
+          --batch         read commands from standard input even when it is a terminal
           --version       print the version
+
+        With no COMMAND, commands are read from standard input, one per line (blank lines and
+        # comments skipped; an open quote, JSON brackets or a trailing \\ continue a command on
+        the next line). Errors name their line; the exit status is 1 if any command failed.
+        Shell commands there: .mode FORMAT, .timer on|off, .open DIR, .quit, .help.
 
         Run 'archivist help COMMAND' for a command's usage and examples.
 

@@ -43,7 +43,7 @@ extension Command {
                     locations.append(item.location)
                 case .failure(let failure):
                     counts["failed", default: 0] += 1
-                    shell.errors.line("error: import: \(name): \(item.location): \(failure.message)")
+                    shell.reportError("import: \(name): \(item.location): \(failure.message)")
                 }
             }
             let results = try shell.store().upsert(documents)
@@ -53,7 +53,7 @@ extension Command {
                     counts[outcome.rawValue, default: 0] += 1
                 case .failure(let error):
                     counts["failed", default: 0] += 1
-                    shell.errors.line("error: import: \(name): \(location): \(error.errorDescription ?? "refused")")
+                    shell.reportError("import: \(name): \(location): \(error.errorDescription ?? "refused")")
                 }
             }
         }
@@ -159,7 +159,7 @@ extension Command {
                 sink.write(bytes: line)
             } catch {
                 failures += 1
-                shell.errors.line("error: export: " + Shell.message(for: error))
+                shell.reportError("export: " + Shell.message(for: error))
             }
         }
         if let destination, let temporary {

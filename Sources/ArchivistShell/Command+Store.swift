@@ -84,7 +84,7 @@ extension Command {
         guard !ids.isEmpty else { throw ShellError.usage("remove: give IDs or --where FILTER; usage: archivist remove ID... | --where FILTER", command: "remove") }
         let removed = try shell.store().remove(ids)
         for (id, wasRemoved) in zip(ids, removed) where !wasRemoved {
-            shell.errors.line("error: " + (StoreError.notFound(id: id).errorDescription ?? id))
+            shell.reportError((StoreError.notFound(id: id).errorDescription ?? id))
         }
         let count = removed.filter { $0 }.count
         shell.renderer.render(single: Record([("removed", .int(count)), ("missing", .int(ids.count - count))]), to: shell.output)

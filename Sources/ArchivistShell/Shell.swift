@@ -26,6 +26,10 @@ public final class Shell: @unchecked Sendable {
     /// The commands this shell knows.
     public let commands: CommandTable
     private var openedStore: DocumentStore?
+    /// Whether each command's wall time is printed on stderr (`.timer on`).
+    public var showsTimer = false
+    /// Reads the next line of standard input (for scripts), nil at its end.
+    public var readLine: @Sendable () -> String? = { Swift.readLine(strippingNewline: true) }
 
     /// Creates a shell over a data folder.
     public init(dataFolder: String, format: OutputFormat? = nil, output: TextSink, errors: TextSink,
@@ -74,6 +78,8 @@ public final class Shell: @unchecked Sendable {
         }
         var rest: [String] = []
         var index = 0
+        var bail = false
+        var mode: InputMode?
         do throws(ShellError) {
             while index < arguments.count {
                 let argument = arguments[index]
@@ -100,6 +106,12 @@ public final class Shell: @unchecked Sendable {
                     }
                 case "--help", "-h":
                     rest.insert("help", at: 0)
+                case "--bail":
+                    bail = true
+                case "--batch":
+                    mode = .batch
+                case "--interactive":
+                    mode = .interactive
                 case "--version":
                     output.line("archivist \(Self.version)")
                     return ExitStatus.success
@@ -111,9 +123,19 @@ public final class Shell: @unchecked Sendable {
             return report(error)
         }
         guard let name = rest.first else {
-            return report(ShellError.usage("no command given; usage: archivist [--data DIR] [--format table|json|jsonl|csv] COMMAND [ARGS...]; run 'archivist help' for the list", command: nil))
+            // No command: read commands from standard input. A script (not a terminal, or
+            // --batch) runs line by line; the interactive shell needs a terminal.
+            let interactive = mode.map { $0 == .interactive } ?? (isatty(STDIN_FILENO) == 1)
+            if !interactive { return runScript(bail: bail, nextLine: readLine) }
+            return report(ShellError.usage("no command given, and the interactive shell is not available in this build; pipe a script (or use --batch), or run 'archivist help'", command: nil))
         }
         return execute(command: name, arguments: Array(rest.dropFirst()))
+    }
+
+    /// Whether commands come from a person at a terminal or from a script.
+    enum InputMode {
+        case interactive
+        case batch
     }
 
     /// Runs one command with its arguments; returns the exit status.
@@ -134,11 +156,19 @@ public final class Shell: @unchecked Sendable {
     @discardableResult
     public func report(_ error: any Error) -> Int32 {
         if let shellError = error as? ShellError {
-            if let message = shellError.errorDescription { errors.line("error: " + message) }
+            if let message = shellError.errorDescription { reportError(message) }
             return shellError.exitStatus
         }
-        errors.line("error: " + Self.message(for: error))
+        reportError(Self.message(for: error))
         return ExitStatus.failure
+    }
+
+    /// The script line being run, named in error messages (`error: line 3: ...`).
+    public var lineNumber: Int?
+
+    /// Prints one `error:` line (naming the script line, in a script).
+    public func reportError(_ message: String) {
+        errors.line("error: " + (lineNumber.map { "line \($0): " } ?? "") + message)
     }
 
     /// A one-line message for any error.

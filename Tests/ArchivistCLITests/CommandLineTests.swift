@@ -712,12 +712,12 @@ final class CommandLineTests {
         #expect(!sandbox.exists(sandbox.data), "a usage error created the data folder")
     }
 
-    @Test("no command at all prints the usage and exits 64")
+    @Test("no command and no terminal to talk to (--interactive without a line editor) exits 64 with one error line")
     func noCommandExits64() throws {
-        let result = try sandbox.run([])
+        let result = try sandbox.run(["--interactive"])
         #expect(result.status == 64)
         #expect(result.stdout.isEmpty)
-        #expect(result.stderrText.contains("usage: archivist"))
+        #expect(result.stderrLines.count == 1 && result.stderrText.hasPrefix("error: no command given"), "\(result)")
     }
 
     // MARK: - Formats

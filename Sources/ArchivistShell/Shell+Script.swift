@@ -1,0 +1,103 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+import Foundation
+
+extension Shell {
+    /// Runs a script: each line one command (blank lines and `#` comments skipped; an unfinished
+    /// quote, JSON argument or trailing `\` continues on the next line). Errors go to stderr as
+    /// `error: line N: ...`; later lines still run unless `bail`. Returns 1 if any command failed.
+    public func runScript(bail: Bool, nextLine: () -> String?) -> Int32 {
+        var failed = false
+        var pending: [String] = []
+        var firstLine = 0
+        var number = 0
+        defer {
+            lineNumber = nil
+            output.flush()
+            errors.flush()
+        }
+        while let line = nextLine() {
+            number += 1
+            if pending.isEmpty {
+                let trimmed = line.trimmingCharacters(in: .whitespaces)
+                if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
+                firstLine = number
+            }
+            pending.append(line)
+            guard case .words(let words) = CommandLineSplitter.split(pending.joined(separator: "\n")) else { continue }
+            pending = []
+            guard !words.isEmpty else { continue }
+            lineNumber = firstLine
+            let status = runLine(words)
+            output.flush()
+            errors.flush()
+            if status == Self.quitStatus { break }
+            if status != ExitStatus.success {
+                failed = true
+                if bail { break }
+            }
+        }
+        if !pending.isEmpty {
+            lineNumber = firstLine
+            reportError("the command is not finished at the end of the input (an open quote, bracket or trailing '\\')")
+            failed = true
+        }
+        return failed ? ExitStatus.failure : ExitStatus.success
+    }
+
+    /// What `runLine` returns for `.quit`.
+    static let quitStatus: Int32 = -1
+
+    /// Runs one command line's words: a dot-command or a command of the table.
+    func runLine(_ words: [String]) -> Int32 {
+        let name = words[0]
+        let arguments = Array(words.dropFirst())
+        if name.hasPrefix(".") { return runDotCommand(name, arguments) }
+        let start = Date()
+        let status = execute(command: name, arguments: arguments)
+        if showsTimer {
+            errors.line(String(format: "time: %.3f s", Date().timeIntervalSince(start)))
+        }
+        return status
+    }
+
+    /// `.mode`, `.timer`, `.open`, `.quit`, `.help`: settings of the shell itself.
+    func runDotCommand(_ name: String, _ arguments: [String]) -> Int32 {
+        switch (name, arguments.count) {
+        case (".mode", 0):
+            output.line(effectiveFormat.rawValue)
+        case (".mode", 1):
+            guard let format = OutputFormat(rawValue: arguments[0]) else {
+                return report(ShellError.usage(".mode: expected table, json, jsonl or csv, not '\(arguments[0])'", command: nil))
+            }
+            self.format = format
+        case (".timer", 1) where ["on", "off"].contains(arguments[0]):
+            showsTimer = arguments[0] == "on"
+        case (".open", 1):
+            open(dataFolder: arguments[0])
+            do {
+                _ = try store()
+            } catch {
+                return report(error)
+            }
+        case (".quit", 0), (".exit", 0):
+            return Self.quitStatus
+        case (".help", 0):
+            output.write(Self.dotCommandHelp)
+        default:
+            return report(ShellError.usage("\(name): unknown or malformed shell command; try .help", command: nil))
+        }
+        return ExitStatus.success
+    }
+
+    /// The help of the dot-commands.
+    static let dotCommandHelp = """
+    .mode [table|json|jsonl|csv]   show or set the output format
+    .timer on|off                  print each command's wall time on stderr
+    .open DIR                      switch to another data folder
+    .quit, .exit                   stop reading commands
+    .help                          this list
+
+    """
+}

@@ -1,0 +1,175 @@
+import ArchivistShell
+import ArchivistStore
+import Foundation
+import Testing
+
+/// How a command line or a script line is split into words, and when it continues.
+@Suite struct CommandLineSplitterTests {
+    @Test(arguments: [
+        ("get abc", ["get", "abc"]),
+        ("  find   section_name = Sports  ", ["find", "section_name", "=", "Sports"]),
+        (#"find headline.main ~ "New York""#, ["find", "headline.main", "~", "New York"]),
+        (#"put x '{"a": 1}'"#, ["put", "x", #"{"a": 1}"#]),
+        (#"put x {"a": 1, "b": [1, 2]}"#, ["put", "x", #"{"a": 1, "b": [1, 2]}"#]),
+        (#"put x {"s": "a } b \" c"}"#, ["put", "x", #"{"s": "a } b \" c"}"#]),
+        (#"say "a \"quoted\" word""#, ["say", #"a "quoted" word"#]),
+        (#"one\ word"#, ["one word"]),
+        (#"find '"climate change"'"#, ["find", #""climate change""#]),
+        ("count", ["count"]),
+        ("", []),
+        (#"x "" y"#, ["x", "", "y"]),
+        ("put x {\"a\":\n1}", ["put", "x", "{\"a\":\n1}"]),
+        ("put x {\"a\":\\\n1}", ["put", "x", "{\"a\":1}"]),
+    ])
+    func splitsLikeAShellAndKeepsJSONWhole(line: String, words: [String]) {
+        #expect(CommandLineSplitter.split(line) == .words(words))
+    }
+
+    @Test(arguments: [
+        #"put x {"a": 1"#,
+        #"put x ["#,
+        #"find "unclosed"#,
+        "find 'unclosed",
+        #"put x {"s": "}"#,
+        "count \\",
+    ])
+    func anUnfinishedCommandContinuesOnTheNextLine(line: String) {
+        #expect(CommandLineSplitter.split(line) == .incomplete)
+    }
+
+    @Test func bracketsInOrdinaryWordsDoNotContinueTheLine() {
+        #expect(CommandLineSplitter.split(#"find headline.main ~ "[draft""#) == .words(["find", "headline.main", "~", "[draft"]))
+        #expect(CommandLineSplitter.split("get a[b") == .words(["get", "a[b"]))
+    }
+}
+
+/// Scripts piped into `archivist` with no command.
+@Suite("archivist reading a script on standard input")
+final class ScriptTests {
+    let sandbox: Sandbox
+
+    init() throws {
+        sandbox = try Sandbox()
+    }
+
+    deinit { sandbox.remove() }
+
+    func script(_ text: String, _ options: [String] = []) throws -> CLIResult {
+        try sandbox.run(options, stdin: Array(text.utf8))
+    }
+
+    @Test("each line runs as a command; blank lines and comments are skipped; no prompt or banner")
+    func runsEachLine() throws {
+        let result = try script("""
+        # set up
+        put a {"n": 1}
+
+        put b '{"n": 2}'
+        count
+        get a
+        """)
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stderr.isEmpty, "\(result)")
+        #expect(result.stdoutLines == [#"{"id":"a","outcome":"added"}"#, #"{"id":"b","outcome":"added"}"#, "2", #"{"_id":"a","n":1}"#])
+    }
+
+    @Test("errors name their line; later lines still run; the exit status is 1")
+    func errorsNameTheirLine() throws {
+        let result = try script("""
+        put a {"n": 1}
+        get missing
+
+        bogus
+        put c {"n" 1}
+        count
+        """)
+        #expect(result.status == 1)
+        #expect(result.stderrLines.count == 3, "\(result)")
+        #expect(result.stderrLines[0].hasPrefix("error: line 2: "), "\(result)")
+        #expect(result.stderrLines[1].hasPrefix("error: line 4: unknown command 'bogus'"), "\(result)")
+        #expect(result.stderrLines[2].hasPrefix("error: line 5: put: JSON argument: invalid JSON"), "\(result)")
+        #expect(result.stdoutLines.last == "1", "count still ran: \(result)")
+    }
+
+    @Test("--bail stops at the first failing line")
+    func bailStopsAtTheFirstFailure() throws {
+        let result = try script("put a {\"n\": 1}\nget missing\nput b {\"n\": 2}\n", ["--bail"])
+        #expect(result.status == 1)
+        #expect(result.stderrLines.count == 1)
+        #expect(try sandbox.run(["count"]).stdoutText == "1\n")
+    }
+
+    @Test("a JSON argument, a quote or a trailing backslash continues on the next lines, and errors name the first")
+    func multiLineCommands() throws {
+        let result = try script("""
+        put a {
+          "headline": {"main": "Two words"},
+          "n": [1,
+                2]
+        }
+        find \\
+          _id = a --fields n
+        get nope
+        """)
+        #expect(result.status == 1)
+        #expect(result.stdoutLines.first == #"{"id":"a","outcome":"added"}"#)
+        #expect(result.stdoutLines.dropFirst().first == #"{"n":[1,2]}"#, "\(result)")
+        #expect(result.stderrLines == ["error: line 8: ID 'nope': no such document"], "\(result)")
+    }
+
+    @Test("an unfinished command at the end of the input is an error naming where it started")
+    func unfinishedAtTheEnd() throws {
+        let result = try script("count\nput a {\"n\": [1,\n")
+        #expect(result.status == 1)
+        #expect(result.stderrLines.count == 1)
+        #expect(result.stderrLines[0].hasPrefix("error: line 2: the command is not finished"), "\(result)")
+    }
+
+    @Test("dot-commands: .mode, .timer, .open, .quit")
+    func dotCommands() throws {
+        let other = sandbox.root + "/other"
+        let result = try script("""
+        put a {"n": 1}
+        .mode json
+        stats
+        .mode
+        .timer on
+        count
+        .timer off
+        .open \(other)
+        count
+        .quit
+        count
+        """)
+        #expect(result.status == 0, "\(result)")
+        let text = result.stdoutText
+        #expect(text.contains("\"documents\": 1"), "stats in json: \(text)")
+        #expect(result.stdoutLines.contains("json"))
+        #expect(result.stderrLines.filter { $0.hasPrefix("time: ") }.count == 1, "\(result)")
+        // The count after .open is of the other (new, empty) folder; nothing runs after .quit.
+        #expect(Array(result.stdoutLines.suffix(2)) == ["1", "0"], "\(result)")
+        #expect(FileManager.default.fileExists(atPath: other + "/archivist.json"))
+    }
+
+    @Test("an unknown dot-command is a line-numbered error")
+    func unknownDotCommand() throws {
+        let result = try script(".frobnicate\n.mode yaml\ncount\n")
+        #expect(result.status == 1)
+        #expect(result.stderrLines.map { String($0.prefix(14)) } == ["error: line 1:", "error: line 2:"], "\(result)")
+        #expect(result.stdoutLines == ["0"])
+    }
+
+    @Test("/dev/null as standard input runs nothing and succeeds")
+    func emptyInput() throws {
+        let result = try sandbox.run([])
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stdout.isEmpty && result.stderr.isEmpty, "\(result)")
+    }
+
+    @Test("--interactive without a line editor fails with a clear usage error")
+    func interactiveIsRefusedForNow() throws {
+        let result = try script("count\n", ["--interactive"])
+        #expect(result.status == 64)
+        #expect(result.stderrLines.count == 1 && result.stderrText.hasPrefix("error: "), "\(result)")
+    }
+}
