@@ -43,15 +43,6 @@ public struct Projection: Sendable, Equatable {
         }
     }
 
-    /// The projected values as an object keyed by path (missing ones left out).
-    public func object(from values: [JSONValue?]) -> JSONValue {
-        var members: [JSONMember] = []
-        for (path, value) in zip(paths, values) {
-            if let value { members.append(JSONMember(key: path, value: value)) }
-        }
-        return .object(members)
-    }
-
     /// Paths usually holding long text or lists: written last in the index, so reading a short
     /// field (a section, a date, a count) stops early in each line.
     static let longPaths: Set<String> = ["abstract", "snippet", "lead_paragraph", "keywords.value", "headline.main", "web_url", "byline.original"]

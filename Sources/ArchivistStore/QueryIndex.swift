@@ -32,16 +32,6 @@ public final class QueryIndex: @unchecked Sendable {
         self.entries = entries
     }
 
-    /// Builds the columns from each entry's projected fields (sorted by ID).
-    public convenience init(projection: Projection, entries: [(entry: IndexEntry, fields: JSONValue)]) {
-        self.init(projection: projection, entries: entries.map(\.entry))
-        var columns: [String: [JSONValue?]] = [:]
-        for path in projection.paths {
-            columns[path] = entries.map { $0.fields[path] }
-        }
-        add(columns)
-    }
-
     /// The paths whose columns are loaded.
     public var loadedPaths: Set<String> { lock.withLock { Set(loadedColumns.keys) } }
 
