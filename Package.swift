@@ -11,8 +11,10 @@ let package = Package(
     targets: [
         // The storage engine: documents, index, journal, lock. Foundation only.
         .target(name: "ArchivistStore"),
+        // libedit, through a shim header for its variadic functions (apt: libedit-dev).
+        .systemLibrary(name: "CEditLine", pkgConfig: "libedit", providers: [.apt(["libedit-dev"])]),
         // The command table, argument parsing and output formatting shared by the CLI and the REPL.
-        .target(name: "ArchivistShell", dependencies: ["ArchivistStore"]),
+        .target(name: "ArchivistShell", dependencies: ["ArchivistStore", "CEditLine"]),
         // The thin executable.
         .executableTarget(name: "archivist", dependencies: ["ArchivistShell"]),
         // Helpers for tests and benchmarks: a fault-injecting file system, a document generator.

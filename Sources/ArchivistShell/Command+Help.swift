@@ -57,9 +57,11 @@ extension CommandTable {
           --format F      table (default on a terminal), json, jsonl (default otherwise) or csv
           --bail          in a script, stop at the first command that fails
           --batch         read commands from standard input even when it is a terminal
+          --interactive   the shell's banner and prompts even when standard input is not a terminal
           --version       print the version
 
-        With no COMMAND, commands are read from standard input, one per line (blank lines and
+        With no COMMAND on a terminal, archivist is an interactive shell (line editing, history).
+        Otherwise commands are read from standard input, one per line (blank lines and
         # comments skipped; an open quote, JSON brackets or a trailing \\ continue a command on
         the next line). Errors name their line; the exit status is 1 if any command failed.
         Shell commands there: .mode FORMAT, .timer on|off, .open DIR, .quit, .help.

@@ -127,7 +127,9 @@ public final class Shell: @unchecked Sendable {
             // --batch) runs line by line; the interactive shell needs a terminal.
             let interactive = mode.map { $0 == .interactive } ?? (isatty(STDIN_FILENO) == 1)
             if !interactive { return runScript(bail: bail, nextLine: readLine) }
-            return report(ShellError.usage("no command given, and the interactive shell is not available in this build; pipe a script (or use --batch), or run 'archivist help'", command: nil))
+            // libedit needs a terminal; without one, prompts are printed and lines read plainly.
+            guard isatty(STDIN_FILENO) == 1 else { return runInteractive(reader: PlainLineReader(output: output)) }
+            return runInteractive(reader: EditLineReader(historyPath: EditLineReader.defaultHistoryPath()))
         }
         return execute(command: name, arguments: Array(rest.dropFirst()))
     }

@@ -712,12 +712,11 @@ final class CommandLineTests {
         #expect(!sandbox.exists(sandbox.data), "a usage error created the data folder")
     }
 
-    @Test("no command and no terminal to talk to (--interactive without a line editor) exits 64 with one error line")
-    func noCommandExits64() throws {
-        let result = try sandbox.run(["--interactive"])
-        #expect(result.status == 64)
-        #expect(result.stdout.isEmpty)
-        #expect(result.stderrLines.count == 1 && result.stderrText.hasPrefix("error: no command given"), "\(result)")
+    @Test("no command and an empty standard input: nothing runs, exit 0")
+    func noCommandWithEmptyInput() throws {
+        let result = try sandbox.run([])
+        #expect(result.status == 0)
+        #expect(result.stdout.isEmpty && result.stderr.isEmpty, "\(result)")
     }
 
     // MARK: - Formats

@@ -166,10 +166,13 @@ final class ScriptTests {
         #expect(result.stdout.isEmpty && result.stderr.isEmpty, "\(result)")
     }
 
-    @Test("--interactive without a line editor fails with a clear usage error")
-    func interactiveIsRefusedForNow() throws {
-        let result = try script("count\n", ["--interactive"])
-        #expect(result.status == 64)
-        #expect(result.stderrLines.count == 1 && result.stderrText.hasPrefix("error: "), "\(result)")
+    @Test("--interactive without a terminal prints the banner and prompts, and runs the lines")
+    func interactiveWithoutATerminal() throws {
+        let result = try script("put a {\"n\":\n 1}\ncount\n", ["--interactive"])
+        #expect(result.status == 0, "\(result)")
+        let text = result.stdoutText
+        #expect(text.hasPrefix("archivist "), "banner: \(text)")
+        #expect(text.contains("data> ") && text.contains("...> "), "prompts: \(text)")
+        #expect(text.contains("\n1\n") || text.contains("> 1\n"), "count ran: \(text)")
     }
 }

@@ -1,0 +1,91 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+@preconcurrency import CEditLine
+import Foundation
+
+/// The line reader at a terminal: libedit with Emacs keys and a history kept in a file (mode
+/// 0600, capped, duplicates collapsed). The only file of the shell that talks to libedit.
+public final class EditLineReader: LineReader {
+    private let editLine: OpaquePointer
+    private let history: OpaquePointer
+    private let historyPath: String?
+
+    /// The prompt libedit shows (read by the C callback, which cannot capture).
+    nonisolated(unsafe) static var currentPrompt: [CChar] = [0]
+    /// Set by the SIGINT handler.
+    nonisolated(unsafe) static var interrupted: sig_atomic_t = 0
+
+    /// A reader keeping its history in `historyPath` (none when nil).
+    public init(historyPath: String?, historySize: Int32 = 1000) {
+        editLine = archivist_el_init(CommandLine.arguments.first ?? "archivist")
+        history = archivist_history_init(historySize)
+        self.historyPath = historyPath
+        archivist_el_use_emacs(editLine)
+        archivist_el_set_history(editLine, history)
+        archivist_el_set_prompt(editLine) { _ in
+            EditLineReader.currentPrompt.withUnsafeMutableBufferPointer { $0.baseAddress! }
+        }
+        if let historyPath {
+            _ = archivist_history_load(history, historyPath)
+        }
+        // Ctrl-C interrupts the read (the handler only notes it) instead of ending the process.
+        var action = sigaction()
+        action.__sigaction_handler.sa_handler = { _ in EditLineReader.interrupted = 1 }
+        sigemptyset(&action.sa_mask)
+        action.sa_flags = 0
+        sigaction(SIGINT, &action, nil)
+    }
+
+    deinit {
+        el_end(editLine)
+        history_end(history)
+    }
+
+    /// Reads one line with libedit.
+    public func readLine(prompt: String) -> ReadOutcome {
+        EditLineReader.currentPrompt = Array(prompt.utf8CString)
+        EditLineReader.interrupted = 0
+        var count: Int32 = 0
+        guard let line = el_gets(editLine, &count) else {
+            if EditLineReader.interrupted != 0 || errno == EINTR {
+                fputs("\n", stdout)
+                fflush(stdout)
+                return .interrupted
+            }
+            return .end
+        }
+        if EditLineReader.interrupted != 0 {
+            return .interrupted
+        }
+        var text = String(cString: line)
+        if text.hasSuffix("\n") { text.removeLast() }
+        return .line(text)
+    }
+
+    /// Adds a command to the history and saves the file, unless it carries a secret.
+    public func addToHistory(_ command: String) {
+        guard !EditLineReader.carriesSecret(command) else { return }
+        archivist_history_enter(history, command)
+        guard let historyPath else { return }
+        let folder = (historyPath as NSString).deletingLastPathComponent
+        try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        _ = archivist_history_save(history, historyPath)
+        chmod(historyPath, 0o600)
+    }
+
+    /// Whether a line looks like it holds a credential (never written to the history).
+    static func carriesSecret(_ line: String) -> Bool {
+        let lowered = line.lowercased()
+        return ["api-key", "api_key", "apikey", "nyt_api_key", "password", "secret", "token"].contains { lowered.contains($0) }
+    }
+
+    /// The history file: `$ARCHIVIST_HISTORY`, else `$XDG_STATE_HOME/archivist/history`, else
+    /// `~/.local/state/archivist/history`.
+    public static func defaultHistoryPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+        if let path = environment["ARCHIVIST_HISTORY"], !path.isEmpty { return path }
+        if let state = environment["XDG_STATE_HOME"], !state.isEmpty { return state + "/archivist/history" }
+        guard let home = environment["HOME"], !home.isEmpty else { return nil }
+        return home + "/.local/state/archivist/history"
+    }
+}

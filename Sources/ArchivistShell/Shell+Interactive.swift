@@ -1,0 +1,54 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+import ArchivistStore
+import Foundation
+
+extension Shell {
+    /// The interactive shell: a banner, a prompt naming the data folder, line editing and history
+    /// from `reader`; a command that is not finished continues on a `...>` prompt and is one
+    /// history entry. Ctrl-C abandons the line being typed; Ctrl-D on an empty line exits.
+    public func runInteractive(reader: LineReader) -> Int32 {
+        printBanner()
+        var pending: [String] = []
+        while true {
+            let folderName = (dataFolder as NSString).lastPathComponent
+            let prompt = pending.isEmpty ? "\(folderName)> " : "...> "
+            output.flush()
+            errors.flush()
+            switch reader.readLine(prompt: prompt) {
+            case .end:
+                output.line("")
+                output.flush()
+                return ExitStatus.success
+            case .interrupted:
+                pending = []
+                continue
+            case .line(let line):
+                if pending.isEmpty && line.trimmingCharacters(in: .whitespaces).isEmpty { continue }
+                pending.append(line)
+                let command = pending.joined(separator: "\n")
+                guard case .words(let words) = CommandLineSplitter.split(command) else { continue }
+                pending = []
+                reader.addToHistory(command)
+                guard !words.isEmpty, !words[0].hasPrefix("#") else { continue }
+                if runLine(words) == Self.quitStatus {
+                    output.flush()
+                    return ExitStatus.success
+                }
+            }
+        }
+    }
+
+    /// `archivist 0.1.0 · data folder data · 1,234 documents`.
+    func printBanner() {
+        var count = "?"
+        do {
+            count = String(try store().count)
+        } catch {
+            reportError(Shell.message(for: error))
+        }
+        output.line("archivist \(Self.version) · data folder \(dataFolder) · \(count) documents")
+        output.line("Type 'help' for the commands, '.help' for the shell's own, Ctrl-D to leave.")
+    }
+}

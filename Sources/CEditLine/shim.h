@@ -1,0 +1,54 @@
+// The part of libedit Archivist uses. el_set and history are C-variadic, which Swift cannot
+// call: each use is wrapped in a static inline function with a fixed signature.
+#ifndef ARCHIVIST_CEDITLINE_SHIM_H
+#define ARCHIVIST_CEDITLINE_SHIM_H
+
+#include <stdio.h>
+#include <histedit.h>
+
+typedef char *(*archivist_prompt_function)(EditLine *);
+
+static inline EditLine *archivist_el_init(const char *program) {
+    return el_init(program, stdin, stdout, stderr);
+}
+
+static inline void archivist_el_set_prompt(EditLine *el, archivist_prompt_function prompt) {
+    el_set(el, EL_PROMPT, prompt);
+}
+
+static inline void archivist_el_use_emacs(EditLine *el) {
+    el_set(el, EL_EDITOR, "emacs");
+}
+
+static inline void archivist_el_set_history(EditLine *el, History *list) {
+    el_set(el, EL_HIST, history, list);
+}
+
+static inline void archivist_el_handle_signals(EditLine *el) {
+    el_set(el, EL_SIGNAL, 1);
+}
+
+static inline History *archivist_history_init(int size) {
+    History *list = history_init();
+    HistEvent event;
+    history(list, &event, H_SETSIZE, size);
+    history(list, &event, H_SETUNIQUE, 1);
+    return list;
+}
+
+static inline void archivist_history_enter(History *list, const char *line) {
+    HistEvent event;
+    history(list, &event, H_ENTER, line);
+}
+
+static inline int archivist_history_load(History *list, const char *path) {
+    HistEvent event;
+    return history(list, &event, H_LOAD, path);
+}
+
+static inline int archivist_history_save(History *list, const char *path) {
+    HistEvent event;
+    return history(list, &event, H_SAVE, path);
+}
+
+#endif

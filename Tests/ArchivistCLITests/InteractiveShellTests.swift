@@ -1,0 +1,135 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+import Foundation
+import Testing
+
+/// The interactive shell through a real pseudo-terminal: tmux runs `archivist`, `send-keys`
+/// types, `capture-pane` reads the screen. Each test uses its own tmux server socket.
+@Suite("the interactive shell in a terminal", .serialized)
+final class InteractiveShellTests {
+    let sandbox: Sandbox
+    let socket = "archivist-test-\(getpid())-\(UUID().uuidString.prefix(8))"
+
+    init() throws {
+        sandbox = try Sandbox()
+    }
+
+    deinit {
+        _ = try? tmux(["kill-server"])
+        sandbox.remove()
+    }
+
+    var historyPath: String { sandbox.root + "/state/history" }
+
+    /// Runs tmux and waits for that process alone (posix_spawn and waitpid: the tmux server it may
+    /// start inherits descriptors, so waiting for pipes to close, as Foundation's Process does,
+    /// would wait for the server).
+    @discardableResult
+    func tmux(_ arguments: [String]) throws -> (status: Int32, output: String) {
+        let outputPath = sandbox.root + "/tmux-\(UUID().uuidString).out"
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        let argv = ["tmux", "-L", socket] + arguments
+        var cArguments: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
+        defer { for pointer in cArguments { free(pointer) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawnp(&pid, "tmux", &actions, nil, &cArguments, environ)
+        try #require(spawned == 0, "cannot run tmux (is it installed? scripts/install-deps installs it): \(spawned)")
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+        try? FileManager.default.removeItem(atPath: outputPath)
+        let exited = (status & 0x7f) == 0
+        return (exited ? (status >> 8) & 0xff : 128 + (status & 0x7f), output)
+    }
+
+    func startShell(session: String) throws {
+        let binary = try CLI.binary()
+        let command = "ARCHIVIST_HISTORY='\(historyPath)' '\(binary)' --data '\(sandbox.data)'"
+        let started = try tmux(["new-session", "-d", "-s", session, "-x", "120", "-y", "40", command])
+        try #require(started.status == 0, "tmux could not start (is tmux installed? scripts/install-deps installs it)")
+    }
+
+    func screen(_ session: String) throws -> String {
+        try tmux(["capture-pane", "-t", session, "-p"]).output
+    }
+
+    /// Waits until the screen shows `text` (at most 10 s), and returns the screen.
+    @discardableResult
+    func waitFor(_ text: String, in session: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
+        let deadline = Date().addingTimeInterval(10)
+        var shown = ""
+        while Date() < deadline {
+            shown = try screen(session)
+            if shown.contains(text) { return shown }
+            usleep(50_000)
+        }
+        Issue.record("the screen never showed \(text.debugDescription):\n\(shown)", sourceLocation: sourceLocation)
+        return shown
+    }
+
+    func type(_ session: String, _ keys: String...) throws {
+        try tmux(["send-keys", "-t", session] + keys)
+    }
+
+    @Test("typing, a multi-line JSON put, Ctrl-C, history across sessions with the up arrow, Ctrl-D")
+    func aSessionAtTheKeyboard() throws {
+        try startShell(session: "one")
+        try waitFor("data>", in: "one")
+        let banner = try screen("one")
+        #expect(banner.contains("archivist ") && banner.contains("0 documents"), "banner: \(banner)")
+
+        try type("one", #"put a {"headline": {"main":"#, "Enter")
+        try waitFor("...>", in: "one")
+        try type("one", #" "Typed at the keyboard"}}"#, "Enter")
+        try waitFor("added", in: "one")
+
+        try type("one", "half a line", "C-c")
+        try type("one", "count", "Enter")
+        let afterCount = try waitFor("\n1\n", in: "one")
+        #expect(!afterCount.contains("unknown command"), "Ctrl-C must drop the half-typed line:\n\(afterCount)")
+
+        try type("one", "get nope", "Enter")
+        try waitFor("error: ID 'nope': no such document", in: "one")
+
+        try type("one", "C-d")
+        let deadline = Date().addingTimeInterval(10)
+        while try tmux(["has-session", "-t", "one"]).status == 0 && Date() < deadline { usleep(50_000) }
+        #expect(try tmux(["has-session", "-t", "one"]).status != 0, "Ctrl-D on an empty line ends the shell")
+
+        // The history is kept, private to its owner, with the multi-line put as one entry.
+        let attributes = try FileManager.default.attributesOfItem(atPath: historyPath)
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+        let history = try String(contentsOfFile: historyPath, encoding: .utf8)
+        #expect(history.contains("count"))
+        #expect(!history.contains("half a line"))
+
+        // A new session recalls the last command with the up arrow.
+        try startShell(session: "two")
+        try waitFor("1 documents", in: "two")
+        try type("two", "Up")
+        try waitFor("data> get nope", in: "two")
+        try type("two", "C-u", ".quit", "Enter")
+    }
+
+    @Test("a line carrying a secret is not saved in the history")
+    func secretsStayOutOfTheHistory() throws {
+        try startShell(session: "three")
+        try waitFor("data>", in: "three")
+        try type("three", "count api-key=abc123", "Enter")
+        try waitFor("note:", in: "three")
+        try type("three", "count", "Enter")
+        try waitFor("\n0\n", in: "three")
+        try type("three", ".quit", "Enter")
+        let deadline = Date().addingTimeInterval(10)
+        while try tmux(["has-session", "-t", "three"]).status == 0 && Date() < deadline { usleep(50_000) }
+        let history = try String(contentsOfFile: historyPath, encoding: .utf8)
+        #expect(!history.contains("abc123"))
+        #expect(history.contains("count"))
+    }
+}
