@@ -174,7 +174,6 @@ extension DocumentStore {
 
     func commitLocked(_ operations: [Operation], _ encoded: [Encoded?], _ state: inout State) throws(StoreError) -> [Result<UpsertOutcome, StoreError>] {
         let now = Timestamp.now()
-        let projection = state.projection
         var outcomes: [Result<UpsertOutcome, StoreError>] = []
         outcomes.reserveCapacity(operations.count)
         var pending: [DocumentID: Pending] = [:]

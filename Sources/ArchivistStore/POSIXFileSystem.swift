@@ -198,7 +198,7 @@ public struct POSIXFileSystem: FileSystem {
     }
 
     typealias SyncFS = @convention(c) (Int32) -> Int32
-    nonisolated(unsafe) static let syncfsFunction: SyncFS? = {
+    static let syncfsFunction: SyncFS? = {
         guard let handle = dlopen(nil, RTLD_NOW), let symbol = dlsym(handle, "syncfs") else { return nil }
         return unsafeBitCast(symbol, to: SyncFS.self)
     }()
