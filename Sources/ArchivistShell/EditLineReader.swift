@@ -15,6 +15,9 @@ public final class EditLineReader: LineReader {
     nonisolated(unsafe) static var currentPrompt: [CChar] = [0]
     /// Set by the SIGINT handler.
     nonisolated(unsafe) static var interrupted: sig_atomic_t = 0
+    /// Gives the words that may complete the text before the cursor (read by the Tab callback,
+    /// which cannot capture).
+    nonisolated(unsafe) static var completer: ((String) -> [String])?
 
     /// A reader keeping its history in `historyPath` (none when nil).
     public init(historyPath: String?, historySize: Int32 = 1000) {
@@ -28,6 +31,13 @@ public final class EditLineReader: LineReader {
         }
         if let historyPath {
             _ = archivist_history_load(history, historyPath)
+        }
+        archivist_el_bind_tab(editLine) { editLine, _ in
+            guard let editLine, let info = el_line(editLine) else { return UInt8(CC_ERROR) }
+            let start = UnsafeRawPointer(info.pointee.buffer!)
+            let length = UnsafeRawPointer(info.pointee.cursor!) - start
+            let text = String(decoding: UnsafeRawBufferPointer(start: start, count: length), as: UTF8.self)
+            return EditLineReader.complete(text) { insertion in _ = el_insertstr(editLine, insertion) }
         }
         // Ctrl-C interrupts the read (the handler only notes it) instead of ending the process.
         var action = sigaction()
@@ -61,6 +71,26 @@ public final class EditLineReader: LineReader {
         var text = String(cString: line)
         if text.hasSuffix("\n") { text.removeLast() }
         return .line(text)
+    }
+
+    /// Completes the word before the cursor: one match is inserted whole (with a space), several
+    /// are listed and their common start inserted.
+    static func complete(_ text: String, insert: (String) -> Void) -> UInt8 {
+        let word = String(text.split(separator: " ", omittingEmptySubsequences: false).last ?? "")
+        let matches = Array(Set((completer?(text) ?? []).filter { $0.hasPrefix(word) })).sorted()
+        guard let first = matches.first else { return UInt8(CC_REFRESH_BEEP) }
+        if matches.count == 1 {
+            insert(String(first.dropFirst(word.count)) + " ")
+            return UInt8(CC_REFRESH)
+        }
+        var common = first
+        for match in matches.dropFirst() {
+            while !match.hasPrefix(common) { common.removeLast() }
+        }
+        if common.count > word.count { insert(String(common.dropFirst(word.count))) }
+        fputs("\n" + matches.joined(separator: "  ") + "\n", stdout)
+        fflush(stdout)
+        return UInt8(CC_REDISPLAY)
     }
 
     /// Adds a command to the history and saves the file, unless it carries a secret.

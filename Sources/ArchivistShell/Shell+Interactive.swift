@@ -10,6 +10,7 @@ extension Shell {
     /// history entry. Ctrl-C abandons the line being typed; Ctrl-D on an empty line exits.
     public func runInteractive(reader: LineReader) -> Int32 {
         printBanner()
+        EditLineReader.completer = { [self] text in completions(for: text) }
         var pending: [String] = []
         while true {
             let folderName = (dataFolder as NSString).lastPathComponent
@@ -38,6 +39,25 @@ extension Shell {
                 }
             }
         }
+    }
+
+    /// The words that may come next after `text`: command names (and the shell's own) first,
+    /// then the command's options, document IDs after `get`, `remove` and `put`, and field names.
+    public func completions(for text: String) -> [String] {
+        let words = text.split(separator: " ", omittingEmptySubsequences: false).map(String.init)
+        guard words.count > 1 else {
+            return commands.names + [".mode", ".timer", ".open", ".quit", ".exit", ".help"]
+        }
+        let current = words.last ?? ""
+        guard let command = commands.command(named: words[0]) else { return [] }
+        if current.hasPrefix("-") { return command.options.map(\.name) }
+        if command.name == "help" { return commands.names }
+        if command.name == "index" && words.count == 2 { return ["list", "add", "drop"] }
+        if ["get", "remove", "put"].contains(command.name), words.count == 2 {
+            return ((try? store().entries()) ?? []).prefix(10_000).map(\.id)
+        }
+        let fields = (try? store().projection.paths) ?? []
+        return ["_id"] + fields
     }
 
     /// `archivist 0.1.0 · data folder data · 1,234 documents`.

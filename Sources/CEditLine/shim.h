@@ -51,4 +51,11 @@ static inline int archivist_history_save(History *list, const char *path) {
     return history(list, &event, H_SAVE, path);
 }
 
+typedef unsigned char (*archivist_key_function)(EditLine *, int);
+
+static inline void archivist_el_bind_tab(EditLine *el, archivist_key_function function) {
+    el_set(el, EL_ADDFN, "archivist-complete", "Complete a command, option, field or ID", function);
+    el_set(el, EL_BIND, "^I", "archivist-complete", NULL);
+}
+
 #endif

@@ -117,6 +117,22 @@ final class InteractiveShellTests {
         try type("two", "C-u", ".quit", "Enter")
     }
 
+    @Test("Tab completes a command, a field name and a document ID, and lists several matches")
+    func tabCompletion() throws {
+        try startShell(session: "four")
+        try waitFor("data>", in: "four")
+        try type("four", #"put article-1 {"section_name": "Sports"}"#, "Enter")
+        try waitFor("added", in: "four")
+        try type("four", "cou", "Tab", "section_na", "Tab", "= Sports", "Enter")
+        try waitFor("count section_name = Sports\n1\n", in: "four")
+        try type("four", "get art", "Tab", "Enter")
+        try waitFor("data> get article-1", in: "four")
+        try waitFor(#""section_name": "Sports""#, in: "four")
+        try type("four", "f", "Tab")
+        try waitFor("facet  find", in: "four")
+        try type("four", "C-u", ".quit", "Enter")
+    }
+
     @Test("a line carrying a secret is not saved in the history")
     func secretsStayOutOfTheHistory() throws {
         try startShell(session: "three")
