@@ -60,10 +60,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from run import build, check, last_json_line, log, measure, settle  # noqa: E402  (bench/run.py's helpers)
+from run import build, check, last_json_line, log, measure, publish, settle  # noqa: E402  (bench/run.py's helpers)
 
 ROOT = Path(__file__).resolve().parent.parent
-OUT = ROOT / "bench" / "out"
 
 FAST_MS = 1.0  # warm indexed equality and top-10
 TEXT_FACET_MS = 20.0  # warm text search and facet
@@ -466,18 +465,7 @@ def main():
     lines += ["", f"One-shot: {plural(args.oneshot_repeats, 'run')} each, the order rotating; warm page cache."]
     if warnings:
         lines += [""] + [f"**Warning:** {warning}" for warning in warnings]
-    lines += [
-        "",
-        "| Target | Measured | Result |",
-        "|---|---:|---|",
-    ]
-    lines += [f"| {name} | {value} | {'PASS' if ok else 'FAIL'} |" for name, value, ok in checks]
-    table = "\n".join(lines) + "\n"
-    print(table, end="")
-    OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / "query.md").write_text(table, encoding="utf-8")
-    log(f"written to {OUT / 'query.md'}")
-    return 0 if all(ok for _, _, ok in checks) else 1
+    return publish(lines + [""], checks, "query.md")
 
 
 if __name__ == "__main__":

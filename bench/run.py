@@ -348,15 +348,23 @@ def main():
         f"archivist import / rawfs = **{import_ratio:.0%}**; archivist import / sqlite3 = "
         f"**{statistics.median(results['archivist']) / statistics.median(results['sqlite']):.0%}**",
         "",
+    ]
+    return publish(lines, checks, "latest.md")
+
+
+def publish(lines, checks, name):
+    """Appends the PASS/FAIL table of `checks` to `lines`, prints the whole table, writes it to
+    bench/out/NAME, and returns the exit status (1 when a target failed)."""
+    lines = lines + [
         "| Target | Measured | Result |",
         "|---|---:|---|",
     ]
-    lines += [f"| {name} | {value} | {'PASS' if ok else 'FAIL'} |" for name, value, ok in checks]
+    lines += [f"| {target} | {value} | {'PASS' if ok else 'FAIL'} |" for target, value, ok in checks]
     table = "\n".join(lines) + "\n"
     print(table, end="")
     OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / "latest.md").write_text(table, encoding="utf-8")
-    log(f"written to {OUT / 'latest.md'}")
+    (OUT / name).write_text(table, encoding="utf-8")
+    log(f"written to {OUT / name}")
     return 0 if all(ok for _, _, ok in checks) else 1
 
 

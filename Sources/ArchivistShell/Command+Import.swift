@@ -60,13 +60,15 @@ extension Command {
 
         // JSON Lines are streamed a batch at a time; anything else (an array, a response, a
         // pretty-printed document) is read whole.
-        let prefix = readPrefix(of: descriptor, upTo: 1 << 20)
-        if isJSONLines(prefix) {
-            let reader = JSONLinesReader(descriptor: descriptor, prefix: prefix)
+        func storeLines(_ reader: JSONLinesReader) throws {
             while let items = reader.nextItems(maxCount: importBatchSize) {
                 try store(items)
             }
             if let error = reader.readError { throw ShellError.failure("import: \(name): cannot read: \(error)") }
+        }
+        let prefix = readPrefix(of: descriptor, upTo: 1 << 20)
+        if isJSONLines(prefix) {
+            try storeLines(JSONLinesReader(descriptor: descriptor, prefix: prefix))
         } else {
             var bytes = prefix
             bytes.append(contentsOf: readPrefix(of: descriptor, upTo: Int.max))
@@ -76,11 +78,15 @@ extension Command {
             } catch {
                 throw ShellError.failure("import: \(name): \(error.message); nothing was stored")
             }
-            var start = 0
-            while start < reader.count {
-                let end = min(start + importBatchSize, reader.count)
-                try store(reader.items(start..<end))
-                start = end
+            if reader.shape == .jsonLines {
+                try storeLines(JSONLinesReader(bytes: bytes))
+            } else {
+                var start = 0
+                while start < reader.count {
+                    let end = min(start + importBatchSize, reader.count)
+                    try store(reader.items(start..<end))
+                    start = end
+                }
             }
         }
         shell.renderer.render(single: Record(["added", "updated", "unchanged", "failed"].map { ($0, .int(counts[$0]!)) }), to: shell.output)

@@ -2,8 +2,9 @@ import ArchivistStore
 import Dispatch
 import Foundation
 
-/// Splits an import file into documents: JSON Lines, a JSON array of documents, one document, or
-/// a saved NYT API response (documents at `response.docs`).
+/// Tells the shape of an import file (JSON Lines, a JSON array of documents, one document, or a
+/// saved NYT API response with documents at `response.docs`) and splits the whole-value shapes
+/// into documents; JSON Lines are read by `JSONLinesReader`.
 public struct ImportReader: Sendable {
     /// One document read from the input, or why it could not be read.
     public struct Item: Sendable {
@@ -33,16 +34,12 @@ public struct ImportReader: Sendable {
 
     /// The input's shape.
     public let shape: Shape
-    private let bytes: [UInt8]
     private let values: [JSONValue]
     private let labels: [String]
-    private let lineRanges: [Range<Int>]
-    private let lineNumbers: [Int]
 
     /// Reads `bytes`; throws a message naming the line and column when the input as a whole is
     /// neither JSON Lines nor one JSON value.
     public init(bytes: [UInt8]) throws(ImportFailure) {
-        self.bytes = bytes
         var start = 0
         if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { start = 3 }
         while start < bytes.count, [0x20, 0x0A, 0x0D, 0x09].contains(bytes[start]) { start += 1 }
@@ -103,51 +100,25 @@ public struct ImportReader: Sendable {
         self.shape = shape
         self.values = values
         self.labels = labels
-        var ranges: [Range<Int>] = []
-        var numbers: [Int] = []
-        if shape == .jsonLines {
-            var lineStart = 0
-            var number = 1
-            bytes.withUnsafeBufferPointer { buffer in
-                for index in 0...buffer.count where index == buffer.count || buffer[index] == 0x0A {
-                    var range = lineStart..<index
-                    if number == 1, bytes.starts(with: [0xEF, 0xBB, 0xBF]) { range = min(3, index)..<index }
-                    let isBlank = buffer[range].allSatisfy { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }
-                    if !isBlank {
-                        ranges.append(range)
-                        numbers.append(number)
-                    }
-                    number += 1
-                    lineStart = index + 1
-                }
-            }
-        }
-        self.lineRanges = ranges
-        self.lineNumbers = numbers
     }
 
-    /// How many items the input holds.
-    public var count: Int { shape == .jsonLines ? lineRanges.count : values.count }
+    /// How many documents the input holds (JSON Lines are read with `JSONLinesReader`).
+    public var count: Int { values.count }
 
-    /// Items `range` of the input, parsed (JSON lines are parsed on all cores).
+    /// Items `range` of an array, a single document or an API response.
     public func items(_ range: Range<Int>) -> [Item] {
-        if shape != .jsonLines {
-            return range.map { index in
-                let value = values[index]
-                if shape == .apiResponse, value.isObject, value["_id"] == nil {
-                    return Item(location: labels[index], document: .failure(ImportFailure(message: "no _id in the document")))
-                }
-                return Item(location: labels[index], document: .success(value))
+        range.map { index in
+            let value = values[index]
+            if shape == .apiResponse, value.isObject, value["_id"] == nil {
+                return Item(location: labels[index], document: .failure(ImportFailure(message: "no _id in the document")))
             }
-        }
-        return bytes.withUnsafeBufferPointer { buffer in
-            ImportReader.parseLines(buffer, ranges: Array(lineRanges[range]), numbers: Array(lineNumbers[range]))
+            return Item(location: labels[index], document: .success(value))
         }
     }
 
     /// Parses lines of a buffer on all cores; each item is named by its line number.
     static func parseLines(_ buffer: UnsafeBufferPointer<UInt8>, ranges: [Range<Int>], numbers: [Int]) -> [Item] {
-        let results = ResultBox(count: ranges.count)
+        let results = ParallelSlots<Item?>(count: ranges.count, initial: nil)
         let workers = min(ProcessInfo.processInfo.activeProcessorCount, max(1, ranges.count / 256))
         nonisolated(unsafe) let buffer = buffer
         DispatchQueue.concurrentPerform(iterations: workers) { worker in
@@ -163,7 +134,7 @@ public struct ImportReader: Sendable {
                 index += workers
             }
         }
-        return results.items
+        return results.values.map { $0! }
     }
 
     static func lineAndColumn(of offset: Int, in bytes: [UInt8]) -> (Int, Int) {
@@ -174,27 +145,5 @@ public struct ImportReader: Sendable {
             lineStart = index + 1
         }
         return (line, offset - lineStart + 1)
-    }
-}
-
-/// Slots filled from several threads, each slot by one thread (a raw buffer, so the threads
-/// never touch a shared array's storage).
-private final class ResultBox: @unchecked Sendable {
-    private let storage: UnsafeMutableBufferPointer<ImportReader.Item?>
-
-    init(count: Int) {
-        storage = .allocate(capacity: count)
-        storage.initialize(repeating: nil)
-    }
-
-    func set(_ index: Int, _ item: ImportReader.Item) {
-        storage[index] = item
-    }
-
-    var items: [ImportReader.Item] { storage.map { $0! } }
-
-    deinit {
-        storage.deinitialize()
-        storage.deallocate()
     }
 }

@@ -20,6 +20,13 @@ public final class JSONLinesReader {
         self.pending = prefix
     }
 
+    /// A reader of bytes already in memory.
+    public init(bytes: [UInt8]) {
+        self.descriptor = -1
+        self.pending = bytes
+        self.atEnd = true
+    }
+
     /// The next items (at most `maxCount` lines that are not blank), or nil at the end.
     public func nextItems(maxCount: Int) -> [ImportReader.Item]? {
         var ranges: [Range<Int>] = []

@@ -30,7 +30,7 @@ extension DocumentStore {
             }
         }
         let wanted = paths.map { Array($0.utf8) }
-        let boxes = paths.map { _ in ColumnBox(count: entries.count) }
+        let boxes = paths.map { _ in ParallelSlots<JSONValue?>(count: entries.count, initial: nil) }
         let failure = FailureBox()
         let workers = entries.count >= 4096 ? ProcessInfo.processInfo.activeProcessorCount : 1
         do {
@@ -121,24 +121,6 @@ extension DocumentStore {
     }
 }
 
-/// One column being filled by several threads (each slot by one thread).
-final class ColumnBox: @unchecked Sendable {
-    private let storage: UnsafeMutableBufferPointer<JSONValue?>
-
-    init(count: Int) {
-        storage = .allocate(capacity: count)
-        storage.initialize(repeating: nil)
-    }
-
-    func set(_ index: Int, _ value: JSONValue?) { storage[index] = value }
-
-    var values: [JSONValue?] { Array(storage) }
-
-    deinit {
-        storage.deinitialize()
-        storage.deallocate()
-    }
-}
 
 /// The first error several threads ran into.
 final class FailureBox: @unchecked Sendable {

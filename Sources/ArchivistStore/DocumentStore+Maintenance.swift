@@ -247,6 +247,11 @@ extension DocumentStore {
     /// The IDs named in the journal of a batch being written (empty when there is none).
     func journalIDs() throws(StoreError) -> Set<DocumentID> {
         guard let journal = try fileSystem.contents(of: path(FileNames.journal)) else { return [] }
+        return Self.journalIDs(in: journal)
+    }
+
+    /// The IDs a journal's lines name (a torn last line is skipped).
+    static func journalIDs(in journal: [UInt8]) -> Set<DocumentID> {
         var ids: Set<DocumentID> = []
         for line in journal.split(separator: 0x0A) {
             if case .string(let id)? = (try? JSONParser.parse(Array(line)))?["id"] { ids.insert(DocumentID(id)) }

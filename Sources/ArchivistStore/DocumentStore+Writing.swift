@@ -150,7 +150,7 @@ extension DocumentStore {
 
     /// Encodes the puts of a batch (nil for removes), in parallel for large batches.
     static func encode(_ operations: [Operation], projection: Projection) -> [Encoded?] {
-        let slots = EncodedSlots(count: operations.count)
+        let slots = ParallelSlots<Encoded?>(count: operations.count, initial: nil)
         let workers = operations.count >= 64 ? ProcessInfo.processInfo.activeProcessorCount : 1
         DispatchQueue.concurrentPerform(iterations: workers) { worker in
             var index = worker
@@ -323,8 +323,8 @@ extension DocumentStore {
         if indexSize > state.indexConsumed {
             try fileSystem.truncate(indexPath, to: state.indexConsumed)
         }
-        if journal != nil {
-            let ids = try journalIDs().map(\.rawValue).sorted()
+        if let journal {
+            let ids = Self.journalIDs(in: journal).map(\.rawValue).sorted()
             var lines = IndexLines()
             let now = Timestamp.now()
             for id in ids {
@@ -378,21 +378,3 @@ extension DocumentStore {
     }
 }
 
-/// Encoded documents filled by several threads (each slot by one thread).
-final class EncodedSlots: @unchecked Sendable {
-    private let storage: UnsafeMutableBufferPointer<DocumentStore.Encoded?>
-
-    init(count: Int) {
-        storage = .allocate(capacity: count)
-        storage.initialize(repeating: nil)
-    }
-
-    func set(_ index: Int, _ value: DocumentStore.Encoded) { storage[index] = value }
-
-    var values: [DocumentStore.Encoded?] { Array(storage) }
-
-    deinit {
-        storage.deinitialize()
-        storage.deallocate()
-    }
-}

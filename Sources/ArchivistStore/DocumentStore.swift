@@ -126,7 +126,7 @@ public final class DocumentStore: Sendable {
             try self.refresh(&state)
             return Array(state.entries.values)
         }
-        return entries.sorted { DocumentID($0.id) < DocumentID($1.id) }
+        return Self.sortedByID(entries)
     }
 
     /// The stored bytes of a document (pretty JSON with a trailing newline), or nil when none.
@@ -280,7 +280,7 @@ public final class DocumentStore: Sendable {
             }
             let consumed = lineStart
             let lineRanges = ranges
-            let decoded = DecodedLines(count: ranges.count)
+            let decoded = ParallelSlots<DecodedLine>(count: ranges.count, initial: .blank)
             nonisolated(unsafe) let shared = buffer
             let workers = ranges.count >= 4096 ? 2 : 1
             let share = (ranges.count + workers - 1) / max(workers, 1)
@@ -304,7 +304,7 @@ public final class DocumentStore: Sendable {
                 }
             }
             for index in 0..<ranges.count {
-                switch decoded.items[index] {
+                switch decoded[index] {
                 case .blank:
                     continue
                 case .invalid(let reason):
@@ -352,27 +352,9 @@ public final class DocumentStore: Sendable {
     }
 }
 
-/// Decoded index lines, filled by several threads (each slot by one thread).
-final class DecodedLines: @unchecked Sendable {
-    enum Item {
-        case blank
-        case invalid(String)
-        case line(IndexEntry.Line)
-    }
-
-    private let storage: UnsafeMutableBufferPointer<Item>
-
-    init(count: Int) {
-        storage = .allocate(capacity: count)
-        storage.initialize(repeating: .blank)
-    }
-
-    func set(_ index: Int, _ item: Item) { storage[index] = item }
-
-    var items: UnsafeMutableBufferPointer<Item> { storage }
-
-    deinit {
-        storage.deinitialize()
-        storage.deallocate()
-    }
+/// What a thread made of one index line.
+enum DecodedLine {
+    case blank
+    case invalid(String)
+    case line(IndexEntry.Line)
 }

@@ -15,7 +15,7 @@ public struct IndexEntry: Sendable, Equatable {
     ///
     /// Only a reference is kept: opening a large folder reads the index once and keeps no copy of
     /// the projection, so `stats`, `get` and `put` stay fast and small. Queries load the fields
-    /// when they need them (`DocumentStore.projectedFields`).
+    /// when they need them (`DocumentStore.queryIndex(loading:)`).
     public var fields: FieldsReference
 
     /// Creates an entry.

@@ -24,16 +24,31 @@ public struct POSIXFileSystem: FileSystem {
         try contents(of: path, from: offset, limit: Int.max)
     }
 
-    /// mmap(2) of a whole file, read-only (the pages stay the page cache's: nothing is copied).
-    public func mappedContents(of path: String) throws(StoreError) -> FileBytes? {
+    /// Opens a file to read it and stats it; nil when it does not exist, an error for a folder.
+    /// The caller closes the descriptor.
+    func openForReading(_ path: String) throws(StoreError) -> (Int32, stat)? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         if fd < 0 {
             if errno == ENOENT { return nil }
             throw Self.failure(path, "open")
         }
-        defer { close(fd) }
         var info = stat()
-        guard fstat(fd, &info) == 0 else { throw Self.failure(path, "stat") }
+        guard fstat(fd, &info) == 0 else {
+            let error = Self.failure(path, "stat")
+            close(fd)
+            throw error
+        }
+        if (info.st_mode & S_IFMT) == S_IFDIR {
+            close(fd)
+            throw StoreError.io(path: path, operation: "read", message: "is a folder")
+        }
+        return (fd, info)
+    }
+
+    /// mmap(2) of a whole file, read-only (the pages stay the page cache's: nothing is copied).
+    public func mappedContents(of path: String) throws(StoreError) -> FileBytes? {
+        guard let (fd, info) = try openForReading(path) else { return nil }
+        defer { close(fd) }
         let size = Int(info.st_size)
         if size == 0 { return FileBytes([]) }
         guard let address = mmap(nil, size, PROT_READ, MAP_PRIVATE, fd, 0), address != MAP_FAILED else {
@@ -47,15 +62,8 @@ public struct POSIXFileSystem: FileSystem {
 
     /// Reads at most `limit` bytes of a file from an offset.
     public func contents(of path: String, from offset: Int, limit: Int) throws(StoreError) -> [UInt8]? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        if fd < 0 {
-            if errno == ENOENT { return nil }
-            throw Self.failure(path, "open")
-        }
+        guard let (fd, info) = try openForReading(path) else { return nil }
         defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw Self.failure(path, "stat") }
-        if (info.st_mode & S_IFMT) == S_IFDIR { throw StoreError.io(path: path, operation: "read", message: "is a folder") }
         if offset > 0 { guard lseek(fd, off_t(offset), SEEK_SET) >= 0 else { throw Self.failure(path, "seek") } }
         let wanted = min(max(Int(info.st_size) - offset, 0), limit)
         var capacity = limit == Int.max ? wanted + 1 : max(wanted, 1)

@@ -2,15 +2,16 @@
 /// range conditions and sorting. An array contributes each element, so walking it ascending meets
 /// a document first at its least element and descending at its greatest, as MongoDB sorts arrays.
 struct SortedIndex {
-    let keys: [JSONValue?]
+    /// The keys in order, each with what ordering needs worked out once.
+    let keys: [SortableKey]
     let ordinals: [Int32]
     /// Whether some document has an array inside its values (then a comparison also looks at
     /// elements this index does not hold, and ranges are left to a scan).
     let hasNestedArrays: Bool
 
     init(count: Int, values: (Int) -> [JSONValue]) {
-        var pairs: [(JSONValue?, Int32)] = []
-        pairs.reserveCapacity(count)
+        var sortable: [SortableKey] = []
+        sortable.reserveCapacity(count)
         var nested = false
         for ordinal in 0..<count {
             // The same keys `ValueOrder.sortKey` chooses from: the elements of a single array
@@ -19,37 +20,23 @@ struct SortedIndex {
             var keys = found
             if found.count == 1, case .array(let elements) = found[0], !elements.isEmpty { keys = elements }
             if !nested, keys.contains(where: { $0.isArray }) { nested = true }
-            if keys.isEmpty { pairs.append((nil, Int32(ordinal))) }
-            for key in keys { pairs.append((key, Int32(ordinal))) }
+            if keys.isEmpty { sortable.append(SortableKey(nil, ordinal: Int32(ordinal))) }
+            for key in keys { sortable.append(SortableKey(key, ordinal: Int32(ordinal))) }
         }
-        // Sort on keys computed once (a date string is parsed once, not at every comparison).
-        var sortable = pairs.map { SortableKey($0.0, ordinal: $0.1) }
         sortable.sort()
-        keys = sortable.map(\.value)
+        keys = sortable
         ordinals = sortable.map(\.ordinal)
         hasNestedArrays = nested
     }
 
     /// The first position where `isAfter` turns true (it must be false then true along the keys).
-    func partition(_ isAfter: (JSONValue?) -> Bool) -> Int {
+    func partition(_ isAfter: (SortableKey) -> Bool) -> Int {
         var low = 0, high = keys.count
         while low < high {
             let mid = (low + high) / 2
             if isAfter(keys[mid]) { high = mid } else { low = mid + 1 }
         }
         return low
-    }
-
-    static func rank(_ value: JSONValue?) -> Int {
-        switch value {
-        case .array(let elements)? where elements.isEmpty: return -1
-        case nil, .null?: return 0
-        case .number?: return 1
-        case .string(let text)?: return ISODate.instant(of: text) != nil ? 2 : 3
-        case .object?: return 4
-        case .array?: return 5
-        case .bool?: return 6
-        }
     }
 
     /// The ordinals (unordered, possibly repeated) that may satisfy a comparison, and whether
@@ -60,18 +47,18 @@ struct SortedIndex {
         case .gt(let v), .gte(let v), .lt(let v), .lte(let v), .eq(let v): query = v
         default: return nil
         }
-        let bounds: (Int, Int)
         switch query {
         case .number(let literal):
             guard let q = Double(literal) else { return nil }
-            let start = partition { Self.rank($0) >= 1 }
-            let end = partition { Self.rank($0) >= 2 }
-            func value(_ key: JSONValue?) -> Double {
-                if case .number(let text)? = key { return Double(text) ?? 0 }
-                return 0
+            let start = partition { $0.rank >= SortableKey.numberRank }
+            let end = partition { $0.rank > SortableKey.numberRank }
+            let lowerAt = { (strict: Bool) in
+                self.partition { $0.rank > SortableKey.numberRank || ($0.rank == SortableKey.numberRank && (strict ? $0.number > q : $0.number >= q)) }
             }
-            let lowerAt = { (strict: Bool) in self.partition { Self.rank($0) > 1 || (Self.rank($0) == 1 && (strict ? value($0) > q : value($0) >= q)) } }
-            let upperAt = { (strict: Bool) in self.partition { Self.rank($0) > 1 || (Self.rank($0) == 1 && (strict ? value($0) >= q : value($0) > q)) } }
+            let upperAt = { (strict: Bool) in
+                self.partition { $0.rank > SortableKey.numberRank || ($0.rank == SortableKey.numberRank && (strict ? $0.number >= q : $0.number > q)) }
+            }
+            let bounds: (Int, Int)
             switch condition {
             case .gt: bounds = (lowerAt(true), end)
             case .gte: bounds = (lowerAt(false), end)
@@ -79,19 +66,18 @@ struct SortedIndex {
             case .lte: bounds = (start, upperAt(false))
             default: bounds = (lowerAt(false), upperAt(false))
             }
+            return (Array(ordinals[bounds.0..<max(bounds.0, bounds.1)]), true)
         case .string(let text):
-            let dateStart = partition { Self.rank($0) >= 2 }
-            let stringsEnd = partition { Self.rank($0) >= 4 }
+            let dateStart = partition { $0.rank >= SortableKey.dateRank }
+            let datesEnd = partition { $0.rank > SortableKey.dateRank }
+            let stringsEnd = partition { $0.rank > SortableKey.stringRank }
             guard let interval = ISODate.interval(of: text) else {
                 // Strings compare as text: any string may match.
                 return (Array(ordinals[dateStart..<stringsEnd]), false)
             }
-            let datesEnd = partition { Self.rank($0) >= 3 }
-            func instant(_ key: JSONValue?) -> Int64 {
-                if case .string(let s)? = key { return ISODate.instant(of: s) ?? 0 }
-                return 0
+            let at = { (limit: Int64) in
+                self.partition { $0.rank > SortableKey.dateRank || ($0.rank == SortableKey.dateRank && $0.instant >= limit) }
             }
-            let at = { (limit: Int64) in self.partition { Self.rank($0) > 2 || (Self.rank($0) == 2 && instant($0) >= limit) } }
             let dates: (Int, Int)
             switch condition {
             case .gt: dates = (at(interval.end), datesEnd)
@@ -105,7 +91,6 @@ struct SortedIndex {
         default:
             return nil
         }
-        return (Array(ordinals[bounds.0..<max(bounds.0, bounds.1)]), true)
     }
 
     /// Visits each ordinal once in sort order (ties ascending), until `body` returns false.
@@ -120,7 +105,7 @@ struct SortedIndex {
         var end = keys.count
         while end > 0 {
             var start = end - 1
-            while start > 0, ValueOrder.compareSortKeys(keys[start - 1], keys[end - 1]) == 0 { start -= 1 }
+            while start > 0, ValueOrder.compareSortKeys(keys[start - 1].value, keys[end - 1].value) == 0 { start -= 1 }
             for position in start..<end where seen.insert(ordinals[position]).inserted {
                 if !body(ordinals[position]) { return }
             }
@@ -136,6 +121,9 @@ struct SortableKey: Comparable {
     let ordinal: Int32
     /// -1 empty array, 0 missing/null, 1 number, 2 date string, 3 other string, 4 other.
     let rank: Int8
+    static let numberRank: Int8 = 1
+    static let dateRank: Int8 = 2
+    static let stringRank: Int8 = 3
     let number: Double
     let instant: Int64
 
