@@ -66,12 +66,12 @@ extension Command {
             }
             if let error = reader.readError { throw ShellError.failure("import: \(name): cannot read: \(error)") }
         }
-        let prefix = readPrefix(of: descriptor, upTo: 1 << 20)
+        let prefix = try readPrefix(of: descriptor, upTo: 1 << 20, name: name)
         if isJSONLines(prefix) {
             try storeLines(JSONLinesReader(descriptor: descriptor, prefix: prefix))
         } else {
             var bytes = prefix
-            bytes.append(contentsOf: readPrefix(of: descriptor, upTo: Int.max))
+            bytes.append(contentsOf: try readPrefix(of: descriptor, upTo: Int.max, name: name))
             let reader: ImportReader
             do throws(ImportReader.ImportFailure) {
                 reader = try ImportReader(bytes: bytes)
@@ -94,11 +94,16 @@ extension Command {
     }
 
     /// Reads up to `limit` bytes (fewer at the end of input).
-    static func readPrefix(of descriptor: Int32, upTo limit: Int) -> [UInt8] {
+    /// A read error (a folder given as FILE, an I/O error) is a one-line failure naming the input.
+    static func readPrefix(of descriptor: Int32, upTo limit: Int, name: String) throws -> [UInt8] {
         var bytes: [UInt8] = []
         let chunk = 1 << 20
         while bytes.count < limit {
-            if JSONLinesReader.read(descriptor, upTo: min(chunk, limit - bytes.count), appendingTo: &bytes) <= 0 { break }
+            let count = JSONLinesReader.read(descriptor, upTo: min(chunk, limit - bytes.count), appendingTo: &bytes)
+            if count < 0 {
+                throw ShellError.failure("import: \(name): cannot read: \(String(cString: strerror(errno)).lowercased()); nothing was stored")
+            }
+            if count == 0 { break }
         }
         return bytes
     }

@@ -268,6 +268,17 @@ final class CommandLineTests {
         #expect(try sandbox.run(["check"]).status == 0)
     }
 
+    @Test("import of a folder or a missing file is one error naming it, and stores nothing")
+    func importOfSomethingUnreadable() throws {
+        for path in [sandbox.root, sandbox.root + "/no-such-file.jsonl"] {
+            let result = try sandbox.run(["import", path])
+            #expect(result.status == 1, "\(result)")
+            #expect(result.stdout.isEmpty, "\(result)")
+            #expect(result.stderrLines.count == 1 && result.stderrText.hasPrefix("error: import: \(path): "), "\(result)")
+        }
+        #expect(try sandbox.run(["count"]).stdoutText == "0\n")
+    }
+
     @Test("import reports each bad line with its number on stderr and stores the good lines")
     func importReportsBadLinesAndStoresGoodOnes() throws {
         let path = CLI.fixture("lines-with-bad.jsonl")
