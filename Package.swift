@@ -5,25 +5,35 @@ let package = Package(
     name: "Archivist",
     products: [
         .library(name: "ArchivistStore", targets: ["ArchivistStore"]),
+        .library(name: "ArchivistClient", targets: ["ArchivistClient"]),
         .library(name: "ArchivistShell", targets: ["ArchivistShell"]),
         .executable(name: "archivist", targets: ["archivist"]),
     ],
     targets: [
         // The storage engine: documents, index, journal, lock. Foundation only.
         .target(name: "ArchivistStore"),
+        // The NYT Article Search API client: requests, tolerant decoding, pacing, retries,
+        // saved searches. The only async code in the project.
+        .target(name: "ArchivistClient", dependencies: ["ArchivistStore"]),
         // libedit, through a shim header for its variadic functions (apt: libedit-dev).
         .systemLibrary(name: "CEditLine", pkgConfig: "libedit", providers: [.apt(["libedit-dev"])]),
         // The command table, argument parsing and output formatting shared by the CLI and the REPL.
-        .target(name: "ArchivistShell", dependencies: ["ArchivistStore", "CEditLine"]),
+        .target(name: "ArchivistShell", dependencies: ["ArchivistStore", "ArchivistClient", "CEditLine"]),
         // The thin executable.
         .executableTarget(name: "archivist", dependencies: ["ArchivistShell"]),
-        // Helpers for tests and benchmarks: a fault-injecting file system, a document generator.
+        // Helpers for tests and benchmarks: a fault-injecting file system, a document generator,
+        // a fake NYT Article Search server on 127.0.0.1.
         .target(name: "ArchivistTestSupport", dependencies: ["ArchivistStore"]),
+        // The fake NYT server as a program, for trying the tool offline.
+        .executableTarget(name: "fake-nyt", dependencies: ["ArchivistTestSupport"]),
         // Benchmark driver pieces that need Swift (generator, raw file-system baseline).
         .executableTarget(name: "archivist-bench", dependencies: ["ArchivistStore", "ArchivistTestSupport"]),
         .testTarget(name: "ArchivistStoreTests", dependencies: ["ArchivistStore", "ArchivistTestSupport"],
                     resources: [.copy("Fixtures")]),
-        .testTarget(name: "ArchivistCLITests", dependencies: ["ArchivistStore", "ArchivistShell", "ArchivistTestSupport"],
+        .testTarget(name: "ArchivistClientTests", dependencies: ["ArchivistClient", "ArchivistStore", "ArchivistTestSupport"],
+                    resources: [.copy("Fixtures")]),
+        .testTarget(name: "FakeNYTServerTests", dependencies: ["ArchivistTestSupport", "ArchivistStore"]),
+        .testTarget(name: "ArchivistCLITests", dependencies: ["ArchivistStore", "ArchivistClient", "ArchivistShell", "ArchivistTestSupport"],
                     resources: [.copy("Fixtures")]),
     ],
     swiftLanguageModes: [.v6]

@@ -9,6 +9,8 @@ public enum ShellError: Error, LocalizedError, Sendable, Equatable {
     case failure(String)
     /// The command already reported its errors on stderr; it only needs exit 1.
     case reported
+    /// The command stopped early at Ctrl-C, keeping what it had committed (exit 130).
+    case interrupted(String)
 
     /// A one-line message.
     public var errorDescription: String? {
@@ -16,6 +18,7 @@ public enum ShellError: Error, LocalizedError, Sendable, Equatable {
         case .usage(let message, _): return message
         case .failure(let message): return message
         case .reported: return nil
+        case .interrupted(let message): return message
         }
     }
 
@@ -24,6 +27,7 @@ public enum ShellError: Error, LocalizedError, Sendable, Equatable {
         switch self {
         case .usage: return ExitStatus.usage
         case .failure, .reported: return ExitStatus.failure
+        case .interrupted: return ExitStatus.interrupted
         }
     }
 }
@@ -36,4 +40,6 @@ public enum ExitStatus {
     public static let failure: Int32 = 1
     /// Bad usage (as sysexits' EX_USAGE).
     public static let usage: Int32 = 64
+    /// Stopped by Ctrl-C (128 + SIGINT, as shells report it).
+    public static let interrupted: Int32 = 130
 }

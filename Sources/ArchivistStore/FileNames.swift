@@ -8,6 +8,8 @@
 /// DIR/archivist.lock          the writers' lock file (holds the writer's pid)
 /// DIR/tmp/                    documents being written, before they are renamed into docs/
 /// DIR/quarantine/             unreadable files moved aside by `repair`
+/// DIR/searches.json           saved searches of the NYT client (`search --save`)
+/// DIR/api-usage.json          NYT API requests per UTC day, and the time of the last one
 /// ```
 public enum FileNames {
     /// The metadata file.
@@ -24,6 +26,10 @@ public enum FileNames {
     public static let temporary = "tmp"
     /// The folder unreadable files are moved to.
     public static let quarantine = "quarantine"
+    /// The saved searches (a side file: not a document, not indexed).
+    public static let savedSearches = "searches.json"
+    /// The NYT API request counter (a side file).
+    public static let apiUsage = "api-usage.json"
     /// The extension of document files.
     public static let documentExtension = ".json"
     /// Encoded names longer than this many bytes are shortened and end in a hash.

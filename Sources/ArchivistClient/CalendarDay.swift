@@ -1,0 +1,98 @@
+import Foundation
+
+/// A day of the proleptic Gregorian calendar in UTC, as the API's `begin_date`/`end_date` mean it.
+public struct CalendarDay: Sendable, Hashable, Comparable, CustomStringConvertible {
+    /// Days since 1970-01-01.
+    public let dayNumber: Int
+
+    /// The day `dayNumber` days after 1970-01-01.
+    public init(dayNumber: Int) {
+        self.dayNumber = dayNumber
+    }
+
+    /// The day of a date, in UTC.
+    public init(_ date: Date) {
+        dayNumber = Int((date.timeIntervalSince1970 / 86_400).rounded(.down))
+    }
+
+    /// Reads `YYYY-MM-DD` (the form users type) or `YYYYMMDD` (the API's); nil for anything else,
+    /// including days that do not exist (`2023-02-29`).
+    public init?(_ text: String) {
+        let bytes = Array(text.utf8)
+        let digits: [UInt8]
+        if bytes.count == 10, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-") {
+            digits = Array(bytes[0..<4] + bytes[5..<7] + bytes[8..<10])
+        } else if bytes.count == 8 {
+            digits = bytes
+        } else {
+            return nil
+        }
+        guard digits.allSatisfy({ $0 >= 48 && $0 <= 57 }) else { return nil }
+        func number(_ range: Range<Int>) -> Int { digits[range].reduce(0) { $0 * 10 + Int($1 - 48) } }
+        let year = number(0..<4), month = number(4..<6), day = number(6..<8)
+        guard (1...12).contains(month), day >= 1, day <= CalendarDay.daysIn(month: month, year: year) else { return nil }
+        dayNumber = CalendarDay.daysFromCivil(year: year, month: month, day: day)
+    }
+
+    /// Today in UTC.
+    public static var today: CalendarDay { CalendarDay(Date()) }
+
+    /// Year, month (1–12) and day (1–31).
+    public var components: (year: Int, month: Int, day: Int) {
+        // Howard Hinnant's civil_from_days.
+        let z = dayNumber + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let day = doy - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        return (yoe + era * 400 + (month <= 2 ? 1 : 0), month, day)
+    }
+
+    /// `YYYY-MM-DD`.
+    public var description: String {
+        let (year, month, day) = components
+        return pad(year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2)
+    }
+
+    /// `YYYYMMDD`, as the API takes it.
+    public var compact: String {
+        let (year, month, day) = components
+        return pad(year, 4) + pad(month, 2) + pad(day, 2)
+    }
+
+    /// Midnight UTC at the start of the day.
+    public var start: Date { Date(timeIntervalSince1970: Double(dayNumber) * 86_400) }
+
+    /// The day `days` days later (earlier when negative).
+    public func adding(days: Int) -> CalendarDay { CalendarDay(dayNumber: dayNumber + days) }
+
+    /// Whether `a` is an earlier day than `b`.
+    public static func < (a: CalendarDay, b: CalendarDay) -> Bool { a.dayNumber < b.dayNumber }
+
+    private func pad(_ value: Int, _ width: Int) -> String {
+        let text = String(value)
+        return text.count >= width ? text : String(repeating: "0", count: width - text.count) + text
+    }
+
+    static func daysIn(month: Int, year: Int) -> Int {
+        switch month {
+        case 2: return (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: return 30
+        default: return 31
+        }
+    }
+
+    /// Howard Hinnant's days_from_civil.
+    static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let mp = month > 2 ? month - 3 : month + 9
+        let doy = (153 * mp + 2) / 5 + day - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146_097 + doe - 719_468
+    }
+}

@@ -1,0 +1,206 @@
+import ArchivistStore
+import Foundation
+import Synchronization
+
+/// Sends Article Search requests one at a time: paced, counted, retried with backoff.
+///
+/// Every attempt first takes a slot from the ledger (at most one request per `pace` seconds, across
+/// processes sharing the data folder). A 429, a 5xx, a timeout or a dropped connection is retried
+/// up to `maximumRetries` times after an exponential backoff with jitter (the API sends no
+/// Retry-After); 400, 401, 403 and 404 fail at once. Waits end early when `isCancelled` turns true.
+public final class NYTClient: Sendable {
+    /// How the client talks to the API.
+    public struct Configuration: Sendable {
+        /// The default base URL.
+        public static let defaultBaseURL = "https://api.nytimes.com"
+        /// The base URL (`--api-base`, `NYT_API_BASE`).
+        public var baseURL: String
+        /// The API key (`NYT_API_KEY`). Never printed.
+        public var apiKey: String
+        /// Least seconds between two requests (`--pace`, `ARCHIVIST_PACE`); NYT allows 5 a minute.
+        public var pace: Double
+        /// The first retry's backoff in seconds; each retry doubles it, with jitter.
+        public var backoff: Double
+        /// Retries after the first attempt.
+        public var maximumRetries: Int
+        /// Seconds to wait for an answer (whole seconds, at least 1).
+        public var timeout: Double
+
+        /// A configuration with the defaults: 12 s pace, 2 s first backoff, 5 retries, 30 s timeout.
+        public init(baseURL: String = Configuration.defaultBaseURL, apiKey: String, pace: Double = 12,
+                    backoff: Double = 2, maximumRetries: Int = 5, timeout: Double = 30) {
+            self.baseURL = baseURL
+            self.apiKey = apiKey
+            self.pace = pace
+            self.backoff = backoff
+            self.maximumRetries = maximumRetries
+            self.timeout = timeout
+        }
+    }
+
+    /// Something worth telling the user while a request is on its way.
+    public enum Event: Sendable, Equatable {
+        /// Waiting for the pace before the next request.
+        case pacing(seconds: Double)
+        /// Attempt `attempt` failed for `reason`; retrying after `delay` seconds.
+        case retrying(attempt: Int, reason: String, delay: Double)
+        /// The day's request count has reached a warning level (450, then 500).
+        case quotaWarning(requestsToday: Int)
+    }
+
+    /// The daily counts at which a warning is given.
+    public static let quotaWarningLevels = [450, 500]
+
+    /// The configuration.
+    public let configuration: Configuration
+    private let transport: any HTTPTransport
+    private let ledger: any RequestLedger
+    private let isCancelled: @Sendable () -> Bool
+    private let warnedLevels = Mutex<Set<Int>>([])
+
+    /// A client; `isCancelled` is polled during waits.
+    public init(configuration: Configuration, transport: any HTTPTransport = URLSessionTransport(),
+                ledger: any RequestLedger = MemoryRequestLedger(), isCancelled: @escaping @Sendable () -> Bool = { false }) {
+        self.configuration = configuration
+        self.transport = transport
+        self.ledger = ledger
+        self.isCancelled = isCancelled
+    }
+
+    /// Checks the base URL and the request before anything is sent.
+    public func validate(_ request: SearchRequest) throws(ClientError) {
+        try request.validate()
+        guard request.url(base: configuration.baseURL, apiKey: nil) != nil else {
+            throw .invalidRequest(parameter: "--api-base", reason: "'\(configuration.baseURL)' is not an http(s) URL")
+        }
+    }
+
+    /// Fetches one page, retrying what can be retried. `onEvent` hears about waits and retries.
+    public func fetch(_ request: SearchRequest, onEvent: @Sendable (Event) -> Void = { _ in }) async throws(ClientError) -> SearchResponse {
+        try validate(request)
+        guard let url = request.url(base: configuration.baseURL, apiKey: configuration.apiKey) else {
+            throw .invalidRequest(parameter: "--api-base", reason: "'\(configuration.baseURL)' is not an http(s) URL")
+        }
+        let shownURL = request.redactedURL(base: configuration.baseURL)
+        var attempt = 0
+        while true {
+            attempt += 1
+            try await takeSlot(onEvent: onEvent)
+            let failure: ClientError
+            let retryReason: String
+            switch await send(url, shownURL: shownURL, attempt: attempt) {
+            case .success(let response):
+                return try SearchResponse(body: response.body, source: "response from \(shownURL)")
+            case .failure(let error, let retryable):
+                guard let retryable else { throw error }
+                failure = error
+                retryReason = retryable
+            }
+            guard attempt <= configuration.maximumRetries else { throw failure }
+            let ceiling = configuration.backoff * pow(2, Double(attempt - 1))
+            let delay = min(ceiling, 300) * Double.random(in: 0.5...1.0)
+            onEvent(.retrying(attempt: attempt, reason: retryReason, delay: delay))
+            try await sleep(delay)
+        }
+    }
+
+    /// What one attempt came to.
+    private enum Attempt {
+        /// A 2xx answer.
+        case success(HTTPResponse)
+        /// A failure, with the reason to show when it can be retried (nil: fail at once).
+        case failure(ClientError, retryable: String?)
+    }
+
+    /// Sends one attempt and sorts the answer into success, retryable and final failures.
+    private func send(_ url: URL, shownURL: String, attempt: Int) async -> Attempt {
+        let response: HTTPResponse
+        do {
+            response = try await transport.get(url, timeout: configuration.timeout)
+        } catch {
+            return .failure(.unreachable(url: shownURL, reason: error.reason, attempts: attempt), retryable: error.reason)
+        }
+        if (200..<300).contains(response.status) { return .success(response) }
+        let fault = redacting(NYTClient.describeFault(body: response.body, contentType: response.contentType))
+        let failure = ClientError.http(status: response.status, fault: fault, url: shownURL, attempts: attempt)
+        let retryable = response.status == 429 || response.status == 408 || response.status >= 500
+        return .failure(failure, retryable: retryable ? "HTTP \(response.status): \(fault)" : nil)
+    }
+
+    /// Waits for the ledger's slot and counts the request.
+    private func takeSlot(onEvent: @Sendable (Event) -> Void) async throws(ClientError) {
+        var announced = false
+        while true {
+            if isCancelled() { throw .cancelled }
+            switch try ledger.reserve(at: Date(), pace: configuration.pace) {
+            case .granted(let count):
+                let level = warnedLevels.withLock { warned -> Int? in
+                    guard let level = NYTClient.quotaWarningLevels.last(where: { count >= $0 }), !warned.contains(level) else { return nil }
+                    warned.formUnion(NYTClient.quotaWarningLevels.filter { $0 <= level })
+                    return level
+                }
+                if level != nil { onEvent(.quotaWarning(requestsToday: count)) }
+                return
+            case .wait(let seconds):
+                if !announced {
+                    onEvent(.pacing(seconds: seconds))
+                    announced = true
+                }
+                try await sleep(min(seconds, 1))
+            }
+        }
+    }
+
+    /// Sleeps in short steps, ending with `.cancelled` as soon as `isCancelled` is true.
+    private func sleep(_ seconds: Double) async throws(ClientError) {
+        let end = Date().addingTimeInterval(seconds)
+        while true {
+            if isCancelled() { throw .cancelled }
+            let left = end.timeIntervalSinceNow
+            if left <= 0 { return }
+            try? await Task.sleep(nanoseconds: UInt64(min(left, 0.1) * 1e9))
+        }
+    }
+
+    /// The key must never leak, even when a server echoes it.
+    private func redacting(_ text: String) -> String {
+        let key = configuration.apiKey
+        guard !key.isEmpty else { return text }
+        return text.replacingOccurrences(of: key, with: "REDACTED")
+    }
+
+    /// What an error body says: the fault string of `{"fault":{"faultstring":...}}`, the errors of
+    /// `{"status":"ERROR","errors":[...]}`, an HTML page's title, or the start of the text.
+    public static func describeFault(body: [UInt8], contentType: String?) -> String {
+        if body.isEmpty { return "empty body" }
+        if let value = try? JSONParser.parse(body) {
+            if case .string(let text)? = value["fault"]?["faultstring"] {
+                if case .string(let code)? = value["fault"]?["detail"]?["errorcode"] { return "\(text) (\(code))" }
+                return text
+            }
+            if case .array(let errors)? = value["errors"] {
+                let texts = errors.compactMap { error -> String? in if case .string(let text) = error { return text } else { return nil } }
+                if !texts.isEmpty { return texts.joined(separator: "; ") }
+            }
+            for key in ["message", "error", "status"] {
+                if case .string(let text)? = value[key] { return text }
+            }
+        }
+        let text = String(decoding: body.prefix(4096), as: UTF8.self)
+        let lower = text.lowercased()
+        if contentType?.lowercased().contains("html") == true || lower.contains("<html") {
+            for tag in ["title", "h1"] {
+                if let open = lower.range(of: "<\(tag)"), let close = lower.range(of: "</\(tag)>", range: open.upperBound..<lower.endIndex),
+                   let start = lower.range(of: ">", range: open.upperBound..<close.lowerBound) {
+                    let inner = text[text.index(text.startIndex, offsetBy: lower.distance(from: lower.startIndex, to: start.upperBound))..<text.index(text.startIndex, offsetBy: lower.distance(from: lower.startIndex, to: close.lowerBound))]
+                    let cleaned = inner.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+                    if !cleaned.isEmpty { return "HTML page: \(cleaned)" }
+                }
+            }
+            return "an HTML page (\(body.count) bytes)"
+        }
+        let line = text.split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
+        let flat = line.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        return flat.count > 120 ? String(flat.prefix(120)) + "..." : (flat.isEmpty ? "\(body.count) bytes" : flat)
+    }
+}

@@ -1,0 +1,140 @@
+import ArchivistStore
+import Foundation
+import Synchronization
+
+/// Counts API requests per UTC day and spaces them out, across every process using the data folder.
+public protocol RequestLedger: Sendable {
+    /// Takes the next request slot when `pace` seconds have passed since the last request: records
+    /// the request at `now` and returns `.granted` with the day's count including it; else returns
+    /// `.wait` with the seconds left.
+    func reserve(at now: Date, pace: Double) throws(ClientError) -> LedgerSlot
+}
+
+/// The answer of `RequestLedger.reserve(at:pace:)`.
+public enum LedgerSlot: Sendable, Equatable {
+    /// The request may go now; it is the `requestsToday`-th of this UTC day.
+    case granted(requestsToday: Int)
+    /// Another request went out too recently: wait this many seconds first.
+    case wait(seconds: Double)
+}
+
+/// A ledger kept in memory (for one process, or tests).
+public final class MemoryRequestLedger: RequestLedger {
+    private let state = Mutex<(day: CalendarDay?, count: Int, last: Date?)>((nil, 0, nil))
+
+    /// An empty ledger.
+    public init() {}
+
+    /// Reserves a slot (see `RequestLedger`).
+    public func reserve(at now: Date, pace: Double) throws(ClientError) -> LedgerSlot {
+        state.withLock { state in
+            if let last = state.last, now.timeIntervalSince(last) < pace {
+                return .wait(seconds: pace - now.timeIntervalSince(last))
+            }
+            let today = CalendarDay(now)
+            if state.day != today { state = (today, 0, state.last) }
+            state.count += 1
+            state.last = now
+            return .granted(requestsToday: state.count)
+        }
+    }
+}
+
+/// The ledger of a data folder: `api-usage.json`, read and replaced under the writers' lock.
+///
+/// ```json
+/// {"last_request_at": "2026-11-29T22:10:00.123Z", "requests_per_day": {"2026-11-29": 12}}
+/// ```
+/// Only the last 31 days are kept. An unreadable file is an error, never silently reset.
+public final class StoreRequestLedger: RequestLedger {
+    /// How many days of counts the file keeps.
+    public static let keptDays = 31
+    private let store: DocumentStore
+
+    /// The ledger of `store`'s data folder.
+    public init(store: DocumentStore) {
+        self.store = store
+    }
+
+    /// Reserves a slot (see `RequestLedger`).
+    public func reserve(at now: Date, pace: Double) throws(ClientError) -> LedgerSlot {
+        let path = store.sideFilePath(named: FileNames.apiUsage)
+        var slot = LedgerSlot.wait(seconds: 0)
+        do {
+            try store.updateSideFile(named: FileNames.apiUsage) { (current: [UInt8]?) throws(StoreError) -> [UInt8]? in
+                var usage = try current.map { (bytes) throws(StoreError) in try Usage(bytes, path: path) } ?? Usage()
+                if let last = usage.lastRequest, now.timeIntervalSince(last) < pace, now >= last {
+                    slot = .wait(seconds: pace - now.timeIntervalSince(last))
+                    return nil
+                }
+                let today = CalendarDay(now)
+                let count = (usage.perDay[today] ?? 0) + 1
+                usage.perDay[today] = count
+                usage.perDay = usage.perDay.filter { $0.key > today.adding(days: -StoreRequestLedger.keptDays) }
+                usage.lastRequest = now
+                slot = .granted(requestsToday: count)
+                return usage.encoded()
+            }
+        } catch {
+            throw .storage(error)
+        }
+        return slot
+    }
+
+    /// The requests counted per UTC day, oldest first.
+    public func requestsPerDay() throws(ClientError) -> [(day: CalendarDay, requests: Int)] {
+        let path = store.sideFilePath(named: FileNames.apiUsage)
+        do {
+            guard let bytes = try store.sideFile(named: FileNames.apiUsage) else { return [] }
+            return try Usage(bytes, path: path).perDay.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        } catch {
+            throw .storage(error)
+        }
+    }
+
+    /// The file's contents.
+    struct Usage {
+        var lastRequest: Date?
+        var perDay: [CalendarDay: Int] = [:]
+
+        init() {}
+
+        init(_ bytes: [UInt8], path: String) throws(StoreError) {
+            let value: JSONValue
+            do { value = try JSONParser.parse(bytes) } catch { throw .invalidJSON(path: path, error: error) }
+            guard case .object = value else { throw .invalidMetadata(path: path, reason: "expected an object") }
+            switch value["last_request_at"] {
+            case .string(let text)?:
+                guard let stamp = Timestamp(parsing: text) else {
+                    throw .invalidMetadata(path: path, reason: "last_request_at: '\(text)' is not a timestamp")
+                }
+                lastRequest = stamp.date
+            case nil, .null?: break
+            default: throw .invalidMetadata(path: path, reason: "last_request_at: expected a string")
+            }
+            switch value["requests_per_day"] {
+            case .object(let members)?:
+                for member in members {
+                    guard let day = CalendarDay(member.key), case .number(let text) = member.value, let count = Int(text) else {
+                        throw .invalidMetadata(path: path, reason: "requests_per_day.\(member.key): expected a day and a count")
+                    }
+                    perDay[day] = count
+                }
+            case nil, .null?: break
+            default: throw .invalidMetadata(path: path, reason: "requests_per_day: expected an object")
+            }
+        }
+
+        func encoded() -> [UInt8] {
+            var members: [JSONMember] = []
+            if let lastRequest {
+                let stamp = Timestamp(milliseconds: Int64((lastRequest.timeIntervalSince1970 * 1000).rounded(.down)))
+                members.append(JSONMember(key: "last_request_at", value: .string(stamp.description)))
+            }
+            members.append(JSONMember(key: "requests_per_day", value: .object(sorting: perDay.map {
+                JSONMember(key: $0.key.description, value: .number(String($0.value)))
+            })))
+            return JSONWriter.prettyBytes(.object(sorting: members))
+        }
+    }
+}

@@ -1,0 +1,205 @@
+import ArchivistStore
+import Foundation
+
+/// A search recorded with `--save NAME`, and what its last run did.
+public struct SavedSearch: Sendable, Equatable {
+    /// Its name.
+    public var name: String
+    /// The request (its page is ignored).
+    public var request: SearchRequest
+    /// When it was saved.
+    public var savedAt: Date
+    /// When it last ran, and what that run did.
+    public var lastRunAt: Date?
+    /// What the last run did.
+    public var lastRun: HarvestSummary?
+    /// The latest `pub_date` received by a complete run: where `refresh` starts (minus a day).
+    public var newestPublication: Date?
+
+    /// Creates a saved search.
+    public init(name: String, request: SearchRequest, savedAt: Date, lastRunAt: Date? = nil,
+                lastRun: HarvestSummary? = nil, newestPublication: Date? = nil) {
+        self.name = name
+        self.request = request
+        self.savedAt = savedAt
+        self.lastRunAt = lastRunAt
+        self.lastRun = lastRun
+        self.newestPublication = newestPublication
+    }
+
+    /// Whether `name` can name a saved search: 1 to 64 of `A-Z a-z 0-9 . _ -`, not starting with `-`.
+    public static func isValidName(_ name: String) -> Bool {
+        !name.isEmpty && name.utf8.count <= 64 && !name.hasPrefix("-")
+            && name.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "._-".unicodeScalars.contains($0)) }
+    }
+}
+
+/// The saved searches of a data folder, in `searches.json`:
+///
+/// ```json
+/// {"searches": {"jury": {"q": "jury", "from": "2020-01-01", "sort": "newest", "saved_at": "...",
+///                        "last_run_at": "...", "last_run": {"fetched": 10, ...},
+///                        "newest_pub_date": "2024-03-01T12:00:00.000Z"}}}
+/// ```
+/// Every change is a read-modify-write of the whole file under the writers' lock. An unreadable
+/// file is an error naming it; it is never replaced.
+public struct SavedSearches: Sendable {
+    private let store: DocumentStore
+
+    /// The saved searches of `store`'s folder.
+    public init(store: DocumentStore) {
+        self.store = store
+    }
+
+    private var path: String { store.sideFilePath(named: FileNames.savedSearches) }
+
+    /// Every saved search, by name.
+    public func all() throws(ClientError) -> [SavedSearch] {
+        do {
+            guard let bytes = try store.sideFile(named: FileNames.savedSearches) else { return [] }
+            return try SavedSearches.decode(bytes, path: path)
+        } catch {
+            throw .storage(error)
+        }
+    }
+
+    /// The saved search called `name`.
+    public func search(named name: String) throws(ClientError) -> SavedSearch {
+        guard let found = try all().first(where: { $0.name == name }) else { throw .unknownSearch(name: name) }
+        return found
+    }
+
+    /// Adds or replaces a saved search.
+    public func save(_ search: SavedSearch) throws(ClientError) {
+        try update { searches in
+            searches.removeAll { $0.name == search.name }
+            searches.append(search)
+        }
+    }
+
+    /// Forgets the saved search `name`; its articles stay in the store.
+    public func remove(named name: String) throws(ClientError) {
+        _ = try search(named: name)
+        try update { searches in searches.removeAll { $0.name == name } }
+    }
+
+    /// Records a run of `name` (when it exists): its time, its summary and, for a complete run,
+    /// the newest publication date seen.
+    public func recordRun(of name: String, at date: Date, summary: HarvestSummary, isComplete: Bool) throws(ClientError) {
+        try update { searches in
+            guard let index = searches.firstIndex(where: { $0.name == name }) else { return }
+            searches[index].lastRunAt = date
+            searches[index].lastRun = summary
+            if isComplete, let newest = summary.newestPublication,
+               newest > (searches[index].newestPublication ?? .distantPast) {
+                searches[index].newestPublication = newest
+            }
+        }
+    }
+
+    private func update(_ change: (inout [SavedSearch]) -> Void) throws(ClientError) {
+        let path = self.path
+        do {
+            try store.updateSideFile(named: FileNames.savedSearches) { (current: [UInt8]?) throws(StoreError) -> [UInt8]? in
+                var searches = try current.map { (bytes) throws(StoreError) in try SavedSearches.decode(bytes, path: path) } ?? []
+                change(&searches)
+                return SavedSearches.encode(searches)
+            }
+        } catch {
+            throw .storage(error)
+        }
+    }
+
+    // MARK: Encoding
+
+    static func encode(_ searches: [SavedSearch]) -> [UInt8] {
+        let members = searches.map { search -> JSONMember in
+            var fields: [JSONMember] = []
+            func add(_ key: String, _ value: String?) {
+                if let value { fields.append(JSONMember(key: key, value: .string(value))) }
+            }
+            add("q", search.request.query)
+            add("fq", search.request.filterQuery)
+            add("from", search.request.from?.description)
+            add("to", search.request.to?.description)
+            add("sort", search.request.sort?.rawValue)
+            add("saved_at", stamp(search.savedAt))
+            add("last_run_at", search.lastRunAt.map(stamp))
+            add("newest_pub_date", search.newestPublication.map(stamp))
+            if let run = search.lastRun {
+                fields.append(JSONMember(key: "last_run", value: .object(sorting: [
+                    JSONMember(key: "fetched", value: .number(String(run.fetched))),
+                    JSONMember(key: "added", value: .number(String(run.added))),
+                    JSONMember(key: "updated", value: .number(String(run.updated))),
+                    JSONMember(key: "unchanged", value: .number(String(run.unchanged))),
+                    JSONMember(key: "pages", value: .number(String(run.pages))),
+                ])))
+            }
+            return JSONMember(key: search.name, value: .object(sorting: fields))
+        }
+        return JSONWriter.prettyBytes(.object(sorting: [JSONMember(key: "searches", value: .object(sorting: members))]))
+    }
+
+    static func decode(_ bytes: [UInt8], path: String) throws(StoreError) -> [SavedSearch] {
+        let root: JSONValue
+        do { root = try JSONParser.parse(bytes) } catch { throw .invalidJSON(path: path, error: error) }
+        guard case .object(let members)? = root["searches"] else {
+            throw .invalidMetadata(path: path, reason: "expected {\"searches\": {NAME: {...}}}")
+        }
+        var result: [SavedSearch] = []
+        for member in members {
+            let name = member.key
+            let value = member.value
+            func text(_ key: String) throws(StoreError) -> String? {
+                switch value[key] {
+                case nil, .null?: return nil
+                case .string(let text)?: return text
+                default: throw .invalidMetadata(path: path, reason: "searches.\(name).\(key): expected a string")
+                }
+            }
+            func day(_ key: String) throws(StoreError) -> CalendarDay? {
+                guard let text = try text(key) else { return nil }
+                guard let day = CalendarDay(text) else {
+                    throw .invalidMetadata(path: path, reason: "searches.\(name).\(key): '\(text)' is not a YYYY-MM-DD date")
+                }
+                return day
+            }
+            func date(_ key: String) throws(StoreError) -> Date? {
+                guard let text = try text(key) else { return nil }
+                guard let stamp = Timestamp(parsing: text) else {
+                    throw .invalidMetadata(path: path, reason: "searches.\(name).\(key): '\(text)' is not a timestamp")
+                }
+                return stamp.date
+            }
+            guard case .object = value else { throw .invalidMetadata(path: path, reason: "searches.\(name): expected an object") }
+            var sort: SearchRequest.Sort?
+            if let text = try text("sort") {
+                guard let parsed = SearchRequest.Sort(rawValue: text) else {
+                    throw .invalidMetadata(path: path, reason: "searches.\(name).sort: '\(text)' is not newest, oldest or relevance")
+                }
+                sort = parsed
+            }
+            let request = SearchRequest(query: try text("q"), filterQuery: try text("fq"), from: try day("from"),
+                                        to: try day("to"), sort: sort)
+            var lastRun: HarvestSummary?
+            if case .object? = value["last_run"], let run = value["last_run"] {
+                var summary = HarvestSummary()
+                func count(_ key: String) -> Int { if case .number(let text)? = run[key] { return Int(text) ?? 0 } else { return 0 } }
+                summary.fetched = count("fetched")
+                summary.added = count("added")
+                summary.updated = count("updated")
+                summary.unchanged = count("unchanged")
+                summary.pages = count("pages")
+                lastRun = summary
+            }
+            result.append(SavedSearch(name: name, request: request, savedAt: try date("saved_at") ?? Date(timeIntervalSince1970: 0),
+                                      lastRunAt: try date("last_run_at"), lastRun: lastRun,
+                                      newestPublication: try date("newest_pub_date")))
+        }
+        return result
+    }
+
+    private static func stamp(_ date: Date) -> String {
+        Timestamp(milliseconds: Int64((date.timeIntervalSince1970 * 1000).rounded(.down))).description
+    }
+}

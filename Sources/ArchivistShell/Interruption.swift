@@ -1,0 +1,37 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+import Synchronization
+
+/// Ctrl-C during a long command (`search`, `refresh`, `import`): the first press asks the command
+/// to stop at its next safe point (after the page or batch in hand, whose data is committed); a
+/// second press ends the process at once (exit 130), which the store's atomic writes make safe.
+public enum Interruption {
+    private static let presses = Atomic<Int>(0)
+
+    /// Whether Ctrl-C was pressed since the current `catching` began.
+    public static var isRequested: Bool { presses.load(ordering: .relaxed) > 0 }
+
+    /// Runs `body` with Ctrl-C noted instead of ending the process, then puts back the SIGINT
+    /// handler there was (the interactive shell's, or the default).
+    public static func catching<T>(_ body: () throws -> T) rethrows -> T {
+        presses.store(0, ordering: .relaxed)
+        var action = sigaction()
+        action.__sigaction_handler.sa_handler = { _ in
+            if Interruption.presses.add(1, ordering: .relaxed).newValue >= 2 {
+                let message: StaticString = "\ninterrupted twice: stopping now\n"
+                _ = write(STDERR_FILENO, message.utf8Start, message.utf8CodeUnitCount)
+                _exit(130)
+            }
+        }
+        sigemptyset(&action.sa_mask)
+        action.sa_flags = 0
+        var previous = sigaction()
+        sigaction(SIGINT, &action, &previous)
+        defer {
+            sigaction(SIGINT, &previous, nil)
+            presses.store(0, ordering: .relaxed)
+        }
+        return try body()
+    }
+}
