@@ -22,6 +22,11 @@ extension Command {
         examples: ["import articles.jsonl", "import saved-response.json", "export | archivist --data copy import -"],
         arity: 1...1, isWriting: true
     ) { invocation, shell in
+        try Interruption.catching { try runImport(invocation, shell: shell) }
+    }
+
+    /// `import`'s work; Ctrl-C stops it between batches.
+    static func runImport(_ invocation: Invocation, shell: Shell) throws {
         let source = invocation.positionals[0]
         let name = source == "-" ? "stdin" : source
         var descriptor: Int32 = STDIN_FILENO
@@ -33,7 +38,13 @@ extension Command {
         }
         defer { if descriptor != STDIN_FILENO { close(descriptor) } }
         var counts: [String: Int] = ["added": 0, "updated": 0, "unchanged": 0, "failed": 0]
+        var wasInterrupted = false
         func store(_ items: [ImportReader.Item]) throws {
+            // Ctrl-C stops between batches: every batch before is committed, none is half-written.
+            if Interruption.isRequested {
+                wasInterrupted = true
+                return
+            }
             var documents: [JSONValue] = []
             var locations: [String] = []
             for item in items {
@@ -61,7 +72,7 @@ extension Command {
         // JSON Lines are streamed a batch at a time; anything else (an array, a response, a
         // pretty-printed document) is read whole.
         func storeLines(_ reader: JSONLinesReader) throws {
-            while let items = reader.nextItems(maxCount: importBatchSize) {
+            while !wasInterrupted, let items = reader.nextItems(maxCount: importBatchSize) {
                 try store(items)
             }
             if let error = reader.readError { throw ShellError.failure("import: \(name): cannot read: \(error)") }
@@ -82,7 +93,7 @@ extension Command {
                 try storeLines(JSONLinesReader(bytes: bytes))
             } else {
                 var start = 0
-                while start < reader.count {
+                while start < reader.count && !wasInterrupted {
                     let end = min(start + importBatchSize, reader.count)
                     try store(reader.items(start..<end))
                     start = end
@@ -90,6 +101,10 @@ extension Command {
             }
         }
         shell.renderer.render(single: Record(["added", "updated", "unchanged", "failed"].map { ($0, .int(counts[$0]!)) }), to: shell.output)
+        if wasInterrupted {
+            let stored = counts["added"]! + counts["updated"]! + counts["unchanged"]!
+            throw ShellError.interrupted("import: \(name): interrupted; the \(stored) documents of the batches before are stored")
+        }
         if counts["failed"]! > 0 { throw ShellError.reported }
     }
 

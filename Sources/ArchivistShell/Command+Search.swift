@@ -35,8 +35,7 @@ extension Command {
         When the API cannot be reached (refused, DNS, timeout, 5xx after retries) the answer comes
         from the cache instead: a text search for QUERY within the dates, with a note on stderr.
         --save NAME records the search for `refresh` and `searches`.
-
-        """ + apiHelp,
+        """ + "\n\n" + apiHelp,
         examples: ["search election --from 2016-11-01 --to 2016-11-30 --sort newest --pages 3",
                    #"search --fq 'news_desk:("Sports" "Foreign")' --from 2019-01-01 --all --save desks"#,
                    "search climate --all --save climate --pace 12"],
@@ -142,8 +141,7 @@ extension Command {
         --to), oldest first, and upserts them. A search never run to completion starts from its
         saved --from. A refresh that finds nothing new costs one request per search. Prints a row per
         search: the range fetched and what changed.
-
-        """ + apiHelp,
+        """ + "\n\n" + apiHelp,
         examples: ["refresh", "refresh climate desks", "refresh climate --pace 12"],
         options: apiOptions, arity: 0...Int.max, isWriting: true
     ) { invocation, shell in

@@ -28,7 +28,15 @@ public enum Interruption {
         action.sa_flags = 0
         var previous = sigaction()
         sigaction(SIGINT, &action, &previous)
+        // A parent may have started us with SIGINT blocked (threads of a thread pool block signals,
+        // and a child inherits the mask): unblock it on this thread while the command runs.
+        var blocked = sigset_t()
+        sigemptyset(&blocked)
+        sigaddset(&blocked, SIGINT)
+        var previousMask = sigset_t()
+        pthread_sigmask(SIG_UNBLOCK, &blocked, &previousMask)
         defer {
+            pthread_sigmask(SIG_SETMASK, &previousMask, nil)
             sigaction(SIGINT, &previous, nil)
             presses.store(0, ordering: .relaxed)
         }

@@ -79,14 +79,15 @@ public final class JSONLinesReader {
     }
 
     /// One read(2) of at most `count` bytes appended to `bytes`; returns what read(2) returned.
+    /// The read goes to uninitialized scratch space, so a pipe's small reads cost only their size.
     static func read(_ descriptor: Int32, upTo count: Int, appendingTo bytes: inout [UInt8]) -> Int {
-        let start = bytes.count
-        bytes.append(contentsOf: repeatElement(0, count: count))
-        var n: Int
-        repeat {
-            n = bytes.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress! + start, count) }
-        } while n < 0 && errno == EINTR
-        bytes.removeSubrange((start + max(n, 0))...)
-        return n
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: count) { buffer -> Int in
+            var n: Int
+            repeat {
+                n = Glibc.read(descriptor, buffer.baseAddress!, count)
+            } while n < 0 && errno == EINTR
+            if n > 0 { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[0..<n])) }
+            return n
+        }
     }
 }

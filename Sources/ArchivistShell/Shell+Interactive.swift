@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #endif
+import ArchivistClient
 import ArchivistStore
 import Foundation
 
@@ -56,8 +57,21 @@ extension Shell {
         if ["get", "remove", "put"].contains(command.name), words.count == 2 {
             return ((try? store().entries()) ?? []).prefix(10_000).map(\.id)
         }
+        let previous = words.count >= 3 ? words[words.count - 2] : ""
+        if command.name == "refresh" || (command.name == "searches" && previous == "--drop")
+            || (command.name == "search" && previous == "--save") {
+            return savedSearchNames()
+        }
+        if command.name == "search" && previous == "--sort" { return SearchRequest.Sort.allCases.map(\.rawValue) }
+        if command.name == "search" { return [] }
         let fields = (try? store().projection.paths) ?? []
         return ["_id"] + fields
+    }
+
+    /// The names of the saved searches, for completion (none when the folder cannot be read).
+    func savedSearchNames() -> [String] {
+        guard let store = try? store(), let searches = try? SavedSearches(store: store).all() else { return [] }
+        return searches.map(\.name)
     }
 
     /// `archivist 0.1.0 · data folder data · 1,234 documents`.

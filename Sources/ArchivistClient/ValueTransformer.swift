@@ -1,0 +1,213 @@
+import ArchivistStore
+import Foundation
+
+/// Turns one JSON value into a typed value, or nil when the value does not fit, in the spirit of
+/// Mantle's value transformers. Transformers never throw: `null`, a wrong type or an unreadable
+/// text gives nil, and the mapping then tries the next key path or leaves the property empty.
+///
+/// (Named `JSONTransformer` so as not to clash with Foundation's `ValueTransformer` class.)
+struct JSONTransformer<Value>: Sendable {
+    /// The conversion; nil when the value does not fit.
+    let transform: @Sendable (JSONValue) -> Value?
+
+    /// A transformer from a conversion.
+    init(_ transform: @escaping @Sendable (JSONValue) -> Value?) {
+        self.transform = transform
+    }
+
+    /// The typed value of `json`, or nil when it does not fit.
+    func callAsFunction(_ json: JSONValue) -> Value? {
+        transform(json)
+    }
+}
+
+extension JSONTransformer where Value == String {
+    /// A string exactly as given, the empty string included; any other type gives nil.
+    static var string: JSONTransformer {
+        JSONTransformer { json in
+            if case .string(let text) = json { return text }
+            return nil
+        }
+    }
+
+    /// A string with at least one character that is not white space, as given; `""` and
+    /// white space only give nil, so the 2025 schema's `"kicker": ""` means the same as the
+    /// 2019 schema's `"kicker": null`.
+    static var text: JSONTransformer {
+        JSONTransformer { json in
+            guard case .string(let text) = json else { return nil }
+            return text.unicodeScalars.contains(where: { !$0.properties.isWhitespace }) ? text : nil
+        }
+    }
+}
+
+extension JSONTransformer where Value == Int {
+    /// An integer given as a number (`879`, or a whole `879.0`) or as a string of one (`"879"`,
+    /// the 2016 schema's `word_count` and keyword `rank`); white space around a string is
+    /// ignored. Fractions, non-numeric strings and other types give nil.
+    static var integer: JSONTransformer {
+        JSONTransformer { json in
+            switch json {
+            case .number(let literal):
+                return IntegerText.value(of: literal)
+            case .string(let text):
+                return IntegerText.value(of: text.trimmingCharacters(in: .whitespaces))
+            default:
+                return nil
+            }
+        }
+    }
+}
+
+extension JSONTransformer where Value == Bool {
+    /// A yes/no flag: `"Y"`/`"N"` (the keywords' `is_major` and `major`), `"yes"`/`"no"`,
+    /// `"true"`/`"false"` in any case, or a JSON boolean. Anything else gives nil.
+    static var flag: JSONTransformer {
+        JSONTransformer { json in
+            switch json {
+            case .bool(let value):
+                return value
+            case .string(let text):
+                switch text.lowercased() {
+                case "y", "yes", "true": return true
+                case "n", "no", "false": return false
+                default: return nil
+                }
+            default:
+                return nil
+            }
+        }
+    }
+}
+
+extension JSONTransformer where Value == Date {
+    /// An ISO 8601 date string: `2016-11-19T11:06:34Z`, `2018-10-26T17:11:14+0000`,
+    /// `…+00:00` or any other offset, optional fractional seconds; also a time without offset
+    /// (read as UTC) and a bare day (`2008-09-18`, midnight UTC). Anything else, including an
+    /// impossible date such as February 30, gives nil.
+    static var date: JSONTransformer {
+        JSONTransformer { json in
+            guard case .string(let text) = json else { return nil }
+            return ISO8601Text.date(from: text)
+        }
+    }
+}
+
+extension JSONTransformer {
+    /// Each element of an array through `element`, dropping the elements it refuses. A value that
+    /// is not an array (`null`, an object) gives nil.
+    static func list<Element>(of element: JSONTransformer<Element>) -> JSONTransformer where Value == [Element] {
+        JSONTransformer { json in
+            guard case .array(let values) = json else { return nil }
+            return values.compactMap { element.transform($0) }
+        }
+    }
+}
+
+extension JSONTransformer where Value: JSONMappable {
+    /// An object read through `Value`'s mapping table: `make` builds the value from its required
+    /// members (nil refuses the object), then the table fills in the rest. Anything that is not
+    /// an object gives nil.
+    static func mapped(_ make: @escaping @Sendable (JSONValue) -> Value?) -> JSONTransformer {
+        let mappings = Value.fieldMappings
+        return JSONTransformer { json in
+            guard case .object = json, var value = make(json) else { return nil }
+            for mapping in mappings {
+                mapping.apply(to: &value, from: json)
+            }
+            return value
+        }
+    }
+}
+
+/// Whole numbers in text: integer literals, and whole decimal literals (`879.0`, `1e3`).
+enum IntegerText {
+    /// The integer `text` spells, or nil.
+    static func value(of text: String) -> Int? {
+        if let value = Int(text) { return value }
+        // Only plain decimal notation goes on to Double (no "nan", "inf" or hex floats).
+        guard !text.isEmpty, text.utf8.allSatisfy({ ($0 >= 48 && $0 <= 57) || $0 == 43 || $0 == 45 || $0 == 46 || $0 == 69 || $0 == 101 }),
+              let number = Double(text), number.rounded() == number, abs(number) < 9.0e15
+        else { return nil }
+        return Int(number)
+    }
+}
+
+/// ISO 8601 date strings checked by shape, then parsed with `Date.ISO8601FormatStyle` (about 50
+/// times faster than `ISO8601DateFormatter`).
+///
+/// The shape check comes first because the format style is lenient: it reads a prefix and
+/// ignores what follows (`2018-10-26junk`), accepts hour 25 and rolls February 30 over into March.
+enum ISO8601Text {
+    /// What a date string holds.
+    enum Shape: Equatable {
+        /// Date, time and offset (`Z`, `+0000`, `+00:00`).
+        case timestamp
+        /// Date and time without an offset, read as UTC.
+        case timestampWithoutOffset
+        /// A bare day, read as midnight UTC.
+        case day
+    }
+
+    private static let timestampStyle = Date.ISO8601FormatStyle()
+    private static let timestampWithoutOffsetStyle = Date.ISO8601FormatStyle().year().month().day()
+        .time(includingFractionalSeconds: false)
+    private static let dayStyle = Date.ISO8601FormatStyle().year().month().day()
+
+    /// The instant `text` names, or nil when it is not an ISO 8601 date of a supported shape.
+    static func date(from text: String) -> Date? {
+        switch shape(of: text) {
+        case .timestamp?: return try? Date(text, strategy: timestampStyle)
+        case .timestampWithoutOffset?: return try? Date(text, strategy: timestampWithoutOffsetStyle)
+        case .day?: return try? Date(text, strategy: dayStyle)
+        case nil: return nil
+        }
+    }
+
+    /// The shape of `text`, or nil when it is not a well-formed date of a supported shape.
+    static func shape(of text: String) -> Shape? {
+        let b = Array(text.utf8)
+        let n = b.count
+        func number(_ start: Int, _ count: Int) -> Int? {
+            guard start + count <= n else { return nil }
+            var value = 0
+            for i in start..<start + count {
+                guard b[i] >= 48, b[i] <= 57 else { return nil }
+                value = value * 10 + Int(b[i] - 48)
+            }
+            return value
+        }
+        func byte(_ i: Int, is character: Unicode.Scalar) -> Bool { i < n && b[i] == UInt8(ascii: character) }
+
+        guard let year = number(0, 4), byte(4, is: "-"), let month = number(5, 2), byte(7, is: "-"),
+              let day = number(8, 2), (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year)
+        else { return nil }
+        if n == 10 { return .day }
+        guard byte(10, is: "T"), let hour = number(11, 2), byte(13, is: ":"), let minute = number(14, 2),
+              byte(16, is: ":"), let second = number(17, 2), hour < 24, minute < 60, second < 60
+        else { return nil }
+        var i = 19
+        if byte(i, is: ".") {
+            i += 1
+            let start = i
+            while i < n, b[i] >= 48, b[i] <= 57 { i += 1 }
+            guard i > start else { return nil }
+            // A fraction without an offset is not supported (the style for it has no fraction).
+            if i == n { return nil }
+        }
+        if i == n { return .timestampWithoutOffset }
+        if byte(i, is: "Z") { return i + 1 == n ? .timestamp : nil }
+        guard byte(i, is: "+") || byte(i, is: "-"), let hours = number(i + 1, 2), hours < 24 else { return nil }
+        if n == i + 5, let minutes = number(i + 3, 2), minutes < 60 { return .timestamp }
+        if n == i + 6, byte(i + 3, is: ":"), let minutes = number(i + 4, 2), minutes < 60 { return .timestamp }
+        return nil
+    }
+
+    private static func daysIn(month: Int, year: Int) -> Int {
+        switch month {
+        case 2: return (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: return 30
+        default: return 31
+        }
+    }
+}

@@ -1,0 +1,258 @@
+import ArchivistStore
+
+// The search side of the fake server: what each document is indexed as, the parameters the API
+// accepts (q, fq, begin_date, end_date, sort, page), and the response bodies.
+
+extension FakeNYTServer {
+    /// The fields `fq` accepts.
+    static let filterFields: Set<String> = ["section_name", "news_desk", "type_of_material", "document_type", "source"]
+    /// Documents per page, as the real API.
+    static let pageSize = 10
+    /// The last page the real API serves.
+    static let maximumPage = 100
+
+    /// One document of the corpus, with what the search looks at worked out once.
+    struct Entry: Sendable {
+        /// The document's compact JSON, as served.
+        var bytes: [UInt8]
+        /// `_id` (empty when missing), the last sort key.
+        var id: String
+        /// `pub_date` in milliseconds since 1970, when it parses.
+        var instant: Int64?
+        /// The UTC day of `pub_date` (days since 1970), when it parses.
+        var day: Int64?
+        /// headline.main, abstract, snippet and lead_paragraph, lowercased, one per line, as UTF-8.
+        var text: [UInt8]
+        /// The string values of the `fq` fields the document has.
+        var facets: [String: String]
+
+        init(_ document: JSONValue) {
+            bytes = JSONWriter.compactBytes(document)
+            id = document["_id"]?.stringValue ?? ""
+            instant = document["pub_date"]?.stringValue.flatMap { ISODate.instant(of: $0) }
+            day = instant.map { $0 >= 0 ? $0 / 86_400_000 : ($0 - 86_399_999) / 86_400_000 }
+            let parts = [document["headline"]?["main"], document["abstract"], document["snippet"], document["lead_paragraph"]]
+            text = Array(parts.compactMap { $0?.stringValue }.joined(separator: "\n").lowercased().utf8)
+            var facets: [String: String] = [:]
+            for field in FakeNYTServer.filterFields {
+                if let value = document[field]?.stringValue { facets[field] = value }
+            }
+            self.facets = facets
+        }
+    }
+
+    /// One `fq` clause: the field's value must be one of `values`.
+    struct FilterClause: Sendable, Equatable {
+        var field: String
+        var values: Set<String>
+    }
+
+    /// The order results come in.
+    enum SortOrder: Sendable {
+        case newest, oldest, relevance
+    }
+
+    /// Parses the supported `fq` subset: `field:("A" "B")`, `field:"A"` or `field:A`, clauses joined
+    /// by ` AND `. Nil when the text uses anything else (or a field `fq` does not support here).
+    static func parseFilter(_ text: String) -> [FilterClause]? {
+        let characters = Array(text)
+        var i = 0
+        func skipSpaces() {
+            while i < characters.count, characters[i] == " " || characters[i] == "\t" { i += 1 }
+        }
+        func quoted() -> String? {
+            guard i < characters.count, characters[i] == "\"" else { return nil }
+            i += 1
+            var value = ""
+            while i < characters.count, characters[i] != "\"" {
+                value.append(characters[i])
+                i += 1
+            }
+            guard i < characters.count else { return nil }
+            i += 1
+            return value
+        }
+        func clause() -> FilterClause? {
+            var field = ""
+            while i < characters.count, characters[i].isLetter || characters[i] == "_" {
+                field.append(characters[i])
+                i += 1
+            }
+            guard filterFields.contains(field), i < characters.count, characters[i] == ":" else { return nil }
+            i += 1
+            guard i < characters.count else { return nil }
+            if characters[i] == "(" {
+                i += 1
+                var values: Set<String> = []
+                skipSpaces()
+                while i < characters.count, characters[i] != ")" {
+                    guard let value = quoted() else { return nil }
+                    values.insert(value)
+                    skipSpaces()
+                }
+                guard i < characters.count, !values.isEmpty else { return nil }
+                i += 1
+                return FilterClause(field: field, values: values)
+            }
+            if characters[i] == "\"" {
+                guard let value = quoted() else { return nil }
+                return FilterClause(field: field, values: [value])
+            }
+            var value = ""
+            while i < characters.count, !" \t()\"".contains(characters[i]) {
+                value.append(characters[i])
+                i += 1
+            }
+            return value.isEmpty ? nil : FilterClause(field: field, values: [value])
+        }
+        var clauses: [FilterClause] = []
+        skipSpaces()
+        guard i < characters.count else { return [] }
+        while true {
+            guard let next = clause() else { return nil }
+            clauses.append(next)
+            let beforeSpaces = i
+            skipSpaces()
+            if i == characters.count { return clauses }
+            guard i > beforeSpaces, i + 3 < characters.count, String(characters[i..<(i + 3)]) == "AND",
+                  characters[i + 3] == " " || characters[i + 3] == "\t" else { return nil }
+            i += 3
+            skipSpaces()
+        }
+    }
+
+    /// The day (days since 1970) of a `YYYYMMDD` parameter; nil when it is not a real date in that form.
+    static func parseDay(_ text: String) -> Int64? {
+        let bytes = Array(text.utf8)
+        guard bytes.count == 8, bytes.allSatisfy({ $0 >= 48 && $0 <= 57 }) else { return nil }
+        let dashed = String(decoding: bytes[0..<4], as: UTF8.self) + "-" + String(decoding: bytes[4..<6], as: UTF8.self) + "-"
+            + String(decoding: bytes[6..<8], as: UTF8.self)
+        guard let start = ISODate.interval(of: dashed)?.start else { return nil }
+        return start >= 0 ? start / 86_400_000 : (start - 86_399_999) / 86_400_000
+    }
+
+    /// Whether `word` occurs in `text` (both UTF-8 bytes; an empty word always does).
+    static func contains(_ text: [UInt8], _ word: [UInt8]) -> Bool {
+        guard let first = word.first else { return true }
+        guard text.count >= word.count else { return false }
+        return text.withUnsafeBufferPointer { haystack in
+            word.withUnsafeBufferPointer { needle in
+                var i = 0
+                let last = haystack.count - needle.count
+                while i <= last {
+                    if haystack[i] == first {
+                        var j = 1
+                        while j < needle.count, haystack[i + j] == needle[j] { j += 1 }
+                        if j == needle.count { return true }
+                    }
+                    i += 1
+                }
+                return false
+            }
+        }
+    }
+
+    /// Whether entry `a` comes before entry `b` in `order` (ties and undated documents by `_id`).
+    static func precedes(_ a: Entry, _ b: Entry, in order: SortOrder) -> Bool {
+        switch order {
+        case .relevance:
+            break
+        case .newest, .oldest:
+            switch (a.instant, b.instant) {
+            case let (x?, y?) where x != y: return order == .newest ? x > y : x < y
+            case (.some, .none): return true  // undated documents last
+            case (.none, .some): return false
+            default: break
+            }
+        }
+        return a.id.utf8.lexicographicallyPrecedes(b.id.utf8)
+    }
+}
+
+extension FakeNYTServer.Core {
+    /// The answer to a search request that got no fault (or a fault that still answers).
+    func answer(_ query: [String: String]) -> FakeNYTServer.Response {
+        let started = ContinuousClock.now
+        guard let key = query["api-key"] else {
+            return .json(401, FakeNYTServer.faultBody("Failed to resolve API Key variable request.queryparam.api-key",
+                                                      code: "steps.oauth.v2.FailedToResolveAPIKey"))
+        }
+        guard key == apiKey else {
+            return .json(401, FakeNYTServer.faultBody("Invalid ApiKey", code: "oauth.v2.InvalidApiKey"))
+        }
+        var page = 0
+        if let text = query["page"] {
+            guard text.utf8.count <= 4, text.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }), let value = Int(text),
+                  value <= FakeNYTServer.maximumPage else {
+                return .json(400, FakeNYTServer.errorsBody("Invalid page: \(text). page must be an integer from 0 to \(FakeNYTServer.maximumPage)"))
+            }
+            page = value
+        }
+        var firstDay: Int64?
+        var lastDay: Int64?
+        for (name, bound) in [("begin_date", 0), ("end_date", 1)] {
+            guard let text = query[name] else { continue }
+            guard let day = FakeNYTServer.parseDay(text) else {
+                return .json(400, FakeNYTServer.errorsBody("Invalid \(name): \(text). Use the format YYYYMMDD"))
+            }
+            if bound == 0 { firstDay = day } else { lastDay = day }
+        }
+        let order: FakeNYTServer.SortOrder
+        switch query["sort"] ?? "" {
+        case "newest": order = .newest
+        case "oldest": order = .oldest
+        case "relevance", "": order = .relevance
+        case let other:
+            return .json(400, FakeNYTServer.errorsBody("Invalid sort: \(other). Use newest, oldest or relevance"))
+        }
+        var clauses: [FakeNYTServer.FilterClause] = []
+        if let fq = query["fq"] {
+            guard let parsed = FakeNYTServer.parseFilter(fq) else {
+                return .json(400, FakeNYTServer.errorsBody("Invalid fq: \(fq)"))
+            }
+            clauses = parsed
+        }
+        let words = (query["q"] ?? "").lowercased().split(whereSeparator: { $0 == " " || $0 == "\t" }).map { Array($0.utf8) }
+
+        let entries = state.withLock { $0.entries }
+        var matches = entries.filter { entry in
+            if let firstDay, (entry.day ?? Int64.min) < firstDay { return false }
+            if let lastDay, (entry.day ?? Int64.max) > lastDay { return false }
+            for clause in clauses {
+                guard let value = entry.facets[clause.field], clause.values.contains(value) else { return false }
+            }
+            for word in words where !FakeNYTServer.contains(entry.text, word) { return false }
+            return true
+        }
+        matches.sort { FakeNYTServer.precedes($0, $1, in: order) }
+
+        let offset = page * FakeNYTServer.pageSize
+        let pageEntries = offset < matches.count ? matches[offset..<min(matches.count, offset + FakeNYTServer.pageSize)] : []
+        var docs: [UInt8] = [UInt8(ascii: "[")]
+        for (position, entry) in pageEntries.enumerated() {
+            if position > 0 { docs.append(UInt8(ascii: ",")) }
+            docs.append(contentsOf: entry.bytes)
+        }
+        docs.append(UInt8(ascii: "]"))
+        let elapsed = ContinuousClock.now - started
+        let milliseconds = Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)
+        return .json(200, body(docs: docs, hits: matches.count, offset: offset, time: milliseconds))
+    }
+
+    /// A 200 body with no documents: `docs` is the given literal (`null` or `[]`), hits 0.
+    func emptyBody(docs literal: String) -> [UInt8] {
+        body(docs: Array(literal.utf8), hits: 0, offset: 0, time: 1)
+    }
+
+    /// `{"status":"OK","copyright":...,"response":{"docs":<docs>,"meta":{"hits":..,"offset":..,"time":..}}}`,
+    /// with `metadata` in place of `meta` for the 2025 envelope.
+    func body(docs: [UInt8], hits: Int, offset: Int, time: Int) -> [UInt8] {
+        var out = Array("{\"status\":\"OK\",\"copyright\":".utf8)
+        out.append(contentsOf: JSONWriter.compactBytes(.string(FakeNYTServer.copyright)))
+        out.append(contentsOf: ",\"response\":{\"docs\":".utf8)
+        out.append(contentsOf: docs)
+        let name = envelope == .meta ? "meta" : "metadata"
+        out.append(contentsOf: ",\"\(name)\":{\"hits\":\(hits),\"offset\":\(offset),\"time\":\(time)}}}".utf8)
+        return out
+    }
+}

@@ -1,0 +1,138 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+import ArchivistTestSupport
+import Dispatch
+import Foundation
+
+// fake-nyt: the fake NYT Article Search API as a program, for trying the tool offline.
+//
+//   fake-nyt [--port N] [--docs N] [--seed S] [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--key KEY]
+//            [--envelope meta|metadata] [--fault LIST]
+//
+// Prints `listening on http://127.0.0.1:PORT` and serves until SIGINT or SIGTERM.
+
+/// The usage text.
+let usage = """
+    usage: fake-nyt [--port N] [--docs N] [--seed S] [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--key KEY]
+                    [--envelope meta|metadata] [--fault LIST]
+      --port N        port on 127.0.0.1 (default 0: any free port)
+      --docs N        number of generated documents (default 2000)
+      --seed S        generator seed (default 1)
+      --from DAY      first publication day, YYYY-MM-DD (default 2000-01-01)
+      --to DAY        last publication day, YYYY-MM-DD (default 2025-12-31)
+      --key KEY       the api-key requests must carry (default test-key)
+      --envelope E    meta (2013-2024 responses) or metadata (2025 responses); default meta
+      --fault LIST    faults for the first search requests, comma-separated:
+                      429,500,401,403,slow:SECONDS,truncated,malformed,drop,docsnull
+
+    """
+
+/// Writes one line to standard error.
+func complain(_ message: String) {
+    FileHandle.standardError.write(Data(("fake-nyt: " + message + "\n").utf8))
+}
+
+/// Reports bad usage and exits 64 (EX_USAGE).
+func usageError(_ message: String) -> Never {
+    complain(message + " (see --help)")
+    exit(64)
+}
+
+/// One fault named on the command line.
+func parseFault(_ text: String) -> FakeNYTServer.Fault? {
+    switch text {
+    case "429": return .rateLimited
+    case "401": return .unauthorized
+    case "500": return .serverError
+    case "403": return .forbiddenHTML
+    case "truncated": return .truncated
+    case "malformed": return .malformed
+    case "drop": return .dropConnection
+    case "docsnull": return .docsNull
+    default:
+        guard text.hasPrefix("slow:"), let seconds = Double(text.dropFirst(5)), seconds.isFinite, seconds >= 0 else { return nil }
+        return .slow(seconds: seconds)
+    }
+}
+
+var port: UInt16 = 0
+var count = 2000
+var seed: UInt64 = 1
+var firstDay = ArticleGenerator.defaultFirstDay
+var lastDay = ArticleGenerator.defaultLastDay
+var key = "test-key"
+var envelope = FakeNYTServer.Envelope.meta
+var faults: [FakeNYTServer.Fault] = []
+
+var arguments = Array(CommandLine.arguments.dropFirst())
+while !arguments.isEmpty {
+    let option = arguments.removeFirst()
+    if option == "--help" || option == "-h" {
+        FileHandle.standardOutput.write(Data(usage.utf8))
+        exit(0)
+    }
+    guard ["--port", "--docs", "--seed", "--from", "--to", "--key", "--envelope", "--fault"].contains(option) else {
+        usageError("unknown argument '\(option)'")
+    }
+    guard !arguments.isEmpty else { usageError("\(option) needs a value") }
+    let value = arguments.removeFirst()
+    switch option {
+    case "--port":
+        guard let parsed = UInt16(value) else { usageError("--port must be a number from 0 to 65535, not '\(value)'") }
+        port = parsed
+    case "--docs":
+        guard let parsed = Int(value), parsed >= 0 else { usageError("--docs must be a number of documents, not '\(value)'") }
+        count = parsed
+    case "--seed":
+        guard let parsed = UInt64(value) else { usageError("--seed must be a non-negative integer, not '\(value)'") }
+        seed = parsed
+    case "--from", "--to":
+        guard ArticleGenerator.startOfDay(value) != nil else { usageError("\(option) must be a day as YYYY-MM-DD, not '\(value)'") }
+        if option == "--from" { firstDay = value } else { lastDay = value }
+    case "--key":
+        key = value
+    case "--envelope":
+        switch value {
+        case "meta": envelope = .meta
+        case "metadata": envelope = .metadata
+        default: usageError("--envelope must be meta or metadata, not '\(value)'")
+        }
+    default:  // --fault
+        for name in value.split(separator: ",", omittingEmptySubsequences: false) {
+            let trimmed = name.trimmingCharacters(in: .whitespaces)
+            guard let fault = parseFault(trimmed) else { usageError("unknown fault '\(trimmed)' in --fault") }
+            faults.append(fault)
+        }
+    }
+}
+if let first = ArticleGenerator.startOfDay(firstDay), let last = ArticleGenerator.startOfDay(lastDay), first > last {
+    usageError("--from \(firstDay) is after --to \(lastDay)")
+}
+
+let server: FakeNYTServer
+do {
+    server = try FakeNYTServer(documents: ArticleGenerator.corpus(count: count, seed: seed, from: firstDay, to: lastDay),
+                               apiKey: key, envelope: envelope, port: port)
+} catch {
+    complain("cannot listen on 127.0.0.1:\(port): \(error)")
+    exit(1)
+}
+server.enqueue(faults)
+
+// Serve until SIGINT or SIGTERM: the signals are taken off their default action and handled on the
+// main queue (the main actor, which top-level code and its closures belong to).
+var signalSources: [DispatchSourceSignal] = []
+for number in [SIGINT, SIGTERM] {
+    signal(number, SIG_IGN)
+    let source = DispatchSource.makeSignalSource(signal: number, queue: .main)
+    source.setEventHandler {
+        server.stop()
+        exit(0)
+    }
+    source.resume()
+    signalSources.append(source)
+}
+
+FileHandle.standardOutput.write(Data("listening on \(server.baseURL)\n".utf8))
+dispatchMain()

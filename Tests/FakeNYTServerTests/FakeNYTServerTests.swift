@@ -1,0 +1,639 @@
+import ArchivistStore
+import ArchivistTestSupport
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+
+// Tests of the fake NYT Article Search server, over real sockets with URLSession, and of the
+// date-range corpus generator it is usually fed with.
+
+// MARK: - Helpers
+
+/// One HTTP answer.
+struct Reply: Sendable {
+    var status: Int
+    var headers: [String: String]
+    var body: Data
+
+    /// A header, looked up without regard to case.
+    func header(_ name: String) -> String? {
+        headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value
+    }
+
+    /// The body parsed as JSON.
+    func json() throws -> JSONValue {
+        try JSONParser.parse([UInt8](body))
+    }
+
+    /// `response.docs` of a search answer.
+    func docs() throws -> [JSONValue] {
+        guard case .array(let docs)? = try json()["response"]?["docs"] else {
+            Issue.record("no docs array in \(String(decoding: body, as: UTF8.self).prefix(300))")
+            return []
+        }
+        return docs
+    }
+
+    /// The `_id`s of `response.docs`.
+    func ids() throws -> [String] {
+        try docs().map { $0["_id"]?.stringValue ?? "?" }
+    }
+
+    /// `response.meta.<name>` (or `response.metadata.<name>`) as an integer.
+    func meta(_ name: String, envelope: String = "meta") throws -> Int? {
+        guard case .number(let literal)? = try json()["response"]?[envelope]?[name] else { return nil }
+        return Int(literal)
+    }
+}
+
+/// A session that never caches and gives up after 5 s.
+let session: URLSession = {
+    let configuration = URLSessionConfiguration.ephemeral
+    configuration.timeoutIntervalForRequest = 5
+    configuration.timeoutIntervalForResource = 5
+    configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+    return URLSession(configuration: configuration)
+}()
+
+/// Percent-encodes everything but unreserved characters (so `+` and `&` survive).
+func encode(_ text: String) -> String {
+    let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+    return text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? text
+}
+
+/// GETs `path` on `server` with `query` (the key `test-key` is added unless `key` says otherwise).
+func fetch(_ server: FakeNYTServer, _ query: [String: String] = [:], key: String? = "test-key",
+           path: String = FakeNYTServer.searchPath) async throws -> Reply {
+    var parameters = query
+    if let key { parameters["api-key"] = key }
+    let queryText = parameters.sorted { $0.key < $1.key }.map { "\(encode($0.key))=\(encode($0.value))" }.joined(separator: "&")
+    let url = try #require(URL(string: server.baseURL + path + (queryText.isEmpty ? "" : "?" + queryText)))
+    let (data, response) = try await session.data(for: URLRequest(url: url))
+    let http = try #require(response as? HTTPURLResponse)
+    var headers: [String: String] = [:]
+    for (name, value) in http.allHeaderFields {
+        if let name = name as? String, let value = value as? String { headers[name] = value }
+    }
+    return Reply(status: http.statusCode, headers: headers, body: data)
+}
+
+/// A hand-made document with the fields the search looks at.
+func document(_ id: String, _ pubDate: String, headline: String = "Plain Headline", abstract: String? = nil,
+              snippet: String? = nil, lead: String? = nil, section: String = "World", desk: String? = "Foreign",
+              material: String = "News", type: String = "article", source: String = "The New York Times") -> JSONValue {
+    var members = [
+        JSONMember(key: "_id", value: .string(id)),
+        JSONMember(key: "pub_date", value: .string(pubDate)),
+        JSONMember(key: "headline", value: .object(sorting: [JSONMember(key: "main", value: .string(headline)),
+                                                             JSONMember(key: "kicker", value: .null)])),
+        JSONMember(key: "section_name", value: .string(section)),
+        JSONMember(key: "news_desk", value: desk.map { .string($0) } ?? .null),
+        JSONMember(key: "type_of_material", value: .string(material)),
+        JSONMember(key: "document_type", value: .string(type)),
+        JSONMember(key: "source", value: .string(source)),
+    ]
+    if let abstract { members.append(JSONMember(key: "abstract", value: .string(abstract))) }
+    if let snippet { members.append(JSONMember(key: "snippet", value: .string(snippet))) }
+    if let lead { members.append(JSONMember(key: "lead_paragraph", value: .string(lead))) }
+    return .object(sorting: members)
+}
+
+/// `count` simple documents `d00`, `d01`, ... one day apart from 2020-01-01.
+func numberedDocuments(_ count: Int, prefix: String = "d") -> [JSONValue] {
+    (0..<count).map { i in
+        let day = 1 + i % 28
+        let month = 1 + i / 28
+        let date = String(format: "2020-%02d-%02dT12:00:00Z", month, day)
+        return document(prefix + String(format: "%02d", i), date)
+    }
+}
+
+/// The error a request failed with, or nil when it got an answer.
+func failure(_ server: FakeNYTServer, _ query: [String: String] = [:]) async -> (any Error)? {
+    do {
+        _ = try await fetch(server, query)
+        return nil
+    } catch {
+        return error
+    }
+}
+
+// MARK: - Searching
+
+@Suite("Fake NYT server: searching")
+struct FakeNYTSearchTests {
+    @Test func pagesHoldTenDocumentsWithTotalHitsAndOffset() async throws {
+        let server = try FakeNYTServer(documents: numberedDocuments(25))
+        let first = try await fetch(server)
+        #expect(first.status == 200)
+        #expect(first.header("Content-Type") == "application/json; charset=utf-8")
+        #expect(try first.docs().count == 10)
+        #expect(try first.meta("hits") == 25)
+        #expect(try first.meta("offset") == 0)
+        #expect(try first.meta("time") != nil)
+        #expect(try first.json()["status"] == .string("OK"))
+        #expect(try first.json()["copyright"] == .string(FakeNYTServer.copyright))
+        let second = try await fetch(server, ["page": "1"])
+        let third = try await fetch(server, ["page": "2"])
+        #expect(try second.meta("offset") == 10)
+        #expect(try third.docs().count == 5)
+        #expect(try third.meta("offset") == 20)
+        let all = try first.ids() + second.ids() + third.ids()
+        #expect(Set(all).count == 25)
+        #expect(all == all.sorted())  // relevance: a fixed order, by _id
+    }
+
+    @Test func pagePastTheEndIsEmptyButKeepsHits() async throws {
+        let server = try FakeNYTServer(documents: numberedDocuments(25))
+        let past = try await fetch(server, ["page": "3"])
+        #expect(past.status == 200)
+        #expect(try past.docs().isEmpty)
+        #expect(try past.meta("hits") == 25)
+        #expect(try past.meta("offset") == 30)
+        let last = try await fetch(server, ["page": "100"])
+        #expect(last.status == 200)
+        #expect(try last.meta("offset") == 1000)
+    }
+
+    @Test(arguments: ["101", "-1", "abc", "1.5", ""])
+    func pageOutsideZeroToHundredIsRejectedWith400(page: String) async throws {
+        let server = try FakeNYTServer(documents: numberedDocuments(3))
+        let reply = try await fetch(server, ["page": page])
+        #expect(reply.status == 400)
+        let body = try reply.json()
+        #expect(body["status"] == .string("ERROR"))
+        #expect(body["copyright"] == .string(FakeNYTServer.copyright))
+        guard case .array(let errors)? = body["errors"] else {
+            Issue.record("no errors array")
+            return
+        }
+        #expect(errors.count == 1)
+    }
+
+    @Test func queryMatchesEveryWordCaseInsensitivelyAcrossTextFields() async throws {
+        let server = try FakeNYTServer(documents: [
+            document("a", "2020-01-01T00:00:00Z", headline: "Jury Weighs the Verdict"),
+            document("b", "2020-01-01T00:00:00Z", headline: "Other", abstract: "the JURY was out", snippet: "a long verdict"),
+            document("c", "2020-01-01T00:00:00Z", headline: "Other", lead: "Jurywork and verdicts"),
+            document("d", "2020-01-01T00:00:00Z", headline: "Jury only"),
+            document("e", "2020-01-01T00:00:00Z", headline: "Café Society in Zürich"),
+        ])
+        #expect(try await fetch(server, ["q": "jury verdict"]).ids() == ["a", "b", "c"])
+        #expect(try await fetch(server, ["q": "VERDICT"]).meta("hits") == 3)
+        #expect(try await fetch(server, ["q": "zürich café"]).ids() == ["e"])
+        #expect(try await fetch(server, ["q": "nowhere"]).meta("hits") == 0)
+        #expect(try await fetch(server, ["q": ""]).meta("hits") == 5)
+        #expect(try await fetch(server, ["q": "  jury   only "]).ids() == ["d"])
+    }
+
+    @Test func filterQueryMatchesAnyOfTheListedValues() async throws {
+        let server = try FakeNYTServer(documents: [
+            document("a", "2020-01-01T00:00:00Z", section: "World", desk: "Foreign"),
+            document("b", "2020-01-01T00:00:00Z", section: "Sports", desk: "Sports"),
+            document("c", "2020-01-01T00:00:00Z", section: "Arts", desk: nil, material: "Review"),
+            document("d", "2020-01-01T00:00:00Z", section: "U.S.", desk: "National", type: "multimedia", source: "AP"),
+        ])
+        #expect(try await fetch(server, ["fq": #"news_desk:("Sports" "Foreign")"#]).ids() == ["a", "b"])
+        #expect(try await fetch(server, ["fq": #"section_name:"U.S.""#]).ids() == ["d"])
+        #expect(try await fetch(server, ["fq": "type_of_material:Review"]).ids() == ["c"])
+        #expect(try await fetch(server, ["fq": #"document_type:"multimedia" AND source:("AP")"#]).ids() == ["d"])
+        #expect(try await fetch(server, ["fq": #"section_name:("World" "Sports") AND news_desk:"Sports""#]).ids() == ["b"])
+        #expect(try await fetch(server, ["fq": #"section_name:"world""#]).ids() == [])  // exact, case-sensitive
+        #expect(try await fetch(server, ["fq": "news_desk:Foreign", "q": "plain"]).ids() == ["a"])
+    }
+
+    @Test(arguments: [#"headline.main:"Jury""#, "section_name:(World)", #"section_name:"World" OR news_desk:"Foreign""#,
+                      #"section_name:"World"AND news_desk:"Foreign""#, "section_name:", #"pub_year:"2020""#, #"section_name:("World""#])
+    func unsupportedFilterSyntaxIsRejectedWith400(fq: String) async throws {
+        let server = try FakeNYTServer(documents: numberedDocuments(2))
+        let reply = try await fetch(server, ["fq": fq])
+        #expect(reply.status == 400)
+        #expect(try reply.json()["errors"] == .array([.string("Invalid fq: \(fq)")]))
+    }
+
+    @Test func dateRangeIsInclusiveAtBothEndsOnTheUTCDay() async throws {
+        let server = try FakeNYTServer(documents: [
+            document("before", "2019-12-31T23:59:59Z"),
+            document("first", "2020-01-01T00:00:00Z"),
+            document("firstOffset", "2020-01-01T23:59:59+0000"),
+            document("last", "2020-01-02T23:59:59.999Z"),
+            document("after", "2020-01-03T00:00:00+0000"),
+        ])
+        #expect(try await fetch(server, ["begin_date": "20200101", "end_date": "20200102"]).ids() == ["first", "firstOffset", "last"])
+        #expect(try await fetch(server, ["begin_date": "20200102"]).ids() == ["after", "last"])
+        #expect(try await fetch(server, ["end_date": "20191231"]).ids() == ["before"])
+        #expect(try await fetch(server, ["begin_date": "20200103", "end_date": "20200103"]).ids() == ["after"])
+    }
+
+    @Test(arguments: ["2020-01-01", "20201301", "20200230", "2020011", "abcdefgh"])
+    func invalidDateIsRejectedWith400(date: String) async throws {
+        let server = try FakeNYTServer(documents: numberedDocuments(2))
+        #expect(try await fetch(server, ["begin_date": date]).status == 400)
+        let reply = try await fetch(server, ["end_date": date])
+        #expect(reply.status == 400)
+        #expect(try reply.json()["status"] == .string("ERROR"))
+    }
+
+    @Test func sortNewestAndOldestOrderByPublicationDateThenId() async throws {
+        let server = try FakeNYTServer(documents: [
+            document("m", "2020-03-01T00:00:00Z"),
+            document("b", "2020-01-01T10:00:00+0000"),
+            document("a", "2020-01-01T10:00:00Z"),
+            document("z", "2021-07-04T00:00:00Z"),
+            document("c", "2019-05-05T05:05:05+0000"),
+        ])
+        #expect(try await fetch(server, ["sort": "newest"]).ids() == ["z", "m", "a", "b", "c"])
+        #expect(try await fetch(server, ["sort": "oldest"]).ids() == ["c", "a", "b", "m", "z"])
+        #expect(try await fetch(server, ["sort": "relevance"]).ids() == ["a", "b", "c", "m", "z"])
+        #expect(try await fetch(server).ids() == ["a", "b", "c", "m", "z"])
+        #expect(try await fetch(server, ["sort": "random"]).status == 400)
+    }
+
+    @Test func paginationUnderNewestIsStableAndComplete() async throws {
+        // Many documents share a date: ties are broken by _id, so pages neither repeat nor skip.
+        let documents = (0..<35).map { document(String(format: "t%02d", $0), $0 % 2 == 0 ? "2020-01-01T00:00:00Z" : "2020-01-02T00:00:00Z") }
+        let server = try FakeNYTServer(documents: documents)
+        var seen: [String] = []
+        for page in 0..<4 { seen += try await fetch(server, ["sort": "newest", "page": String(page)]).ids() }
+        #expect(seen.count == 35)
+        #expect(Set(seen).count == 35)
+        #expect(Array(seen.prefix(3)) == ["t01", "t03", "t05"])
+    }
+
+    @Test func metadataEnvelopeNamesTheCountsMetadata() async throws {
+        let server = try FakeNYTServer(documents: numberedDocuments(12), envelope: .metadata)
+        let reply = try await fetch(server, ["page": "1"])
+        #expect(try reply.json()["response"]?["meta"] == nil)
+        #expect(try reply.meta("hits", envelope: "metadata") == 12)
+        #expect(try reply.meta("offset", envelope: "metadata") == 10)
+        #expect(try reply.docs().count == 2)
+    }
+
+    @Test func documentsAreServedExactlyAsGiven() async throws {
+        let corpus = ArticleGenerator.corpus(count: 30, seed: 7, from: "2019-01-01", to: "2019-12-31")
+        let server = try FakeNYTServer(documents: corpus)
+        let reply = try await fetch(server, ["sort": "oldest"])
+        let served = try reply.docs()
+        #expect(served == Array(corpus.prefix(10)))  // the corpus is in ascending date order
+        let body = [UInt8](reply.body)
+        for document in corpus.prefix(10) {
+            let bytes = JSONWriter.compactBytes(document)
+            #expect(body.firstRange(of: bytes) != nil)
+        }
+    }
+
+    @Test func addGrowsTheResults() async throws {
+        let server = try FakeNYTServer(documents: numberedDocuments(5, prefix: "a"))
+        #expect(try await fetch(server).meta("hits") == 5)
+        server.add(numberedDocuments(8, prefix: "b"))
+        let reply = try await fetch(server, ["page": "1"])
+        #expect(try reply.meta("hits") == 13)
+        #expect(try reply.ids() == ["b05", "b06", "b07"])
+    }
+
+    @Test func unknownPathIsA404FaultAndNotRecorded() async throws {
+        let server = try FakeNYTServer(documents: numberedDocuments(2))
+        let reply = try await fetch(server, path: "/svc/search/v2/nothing.json")
+        #expect(reply.status == 404)
+        guard case .string(let message)? = try reply.json()["fault"]?["faultstring"] else {
+            Issue.record("no faultstring")
+            return
+        }
+        #expect(message.hasPrefix("Resource not found"))
+        #expect(server.requests.isEmpty)
+    }
+}
+
+// MARK: - Keys and faults
+
+@Suite("Fake NYT server: keys and faults")
+struct FakeNYTFaultTests {
+    @Test func wrongKeyIs401WithTheGatewayFaultBody() async throws {
+        let server = try FakeNYTServer(documents: numberedDocuments(2), apiKey: "right")
+        let reply = try await fetch(server, key: "wrong")
+        #expect(reply.status == 401)
+        #expect(try reply.json() == JSONParser.parse(#"{"fault":{"faultstring":"Invalid ApiKey","detail":{"errorcode":"oauth.v2.InvalidApiKey"}}}"#))
+        #expect(try await fetch(server, key: "right").status == 200)
+    }
+
+    @Test func missingKeyIs401FailedToResolve() async throws {
+        let server = try FakeNYTServer(documents: numberedDocuments(2))
+        let reply = try await fetch(server, key: nil)
+        #expect(reply.status == 401)
+        #expect(try reply.json()["fault"]?["faultstring"] == .string("Failed to resolve API Key variable request.queryparam.api-key"))
+    }
+
+    @Test func rateLimitedIs429WithQuotaBodyAndNoRetryAfter() async throws {
+        let server = try FakeNYTServer(documents: numberedDocuments(2))
+        server.enqueue([.rateLimited])
+        let reply = try await fetch(server)
+        #expect(reply.status == 429)
+        #expect(reply.header("Retry-After") == nil)
+        let body = try reply.json()
+        #expect(body["fault"]?["detail"]?["errorcode"] == .string("policies.ratelimit.QuotaViolation"))
+        let message = body["fault"]?["faultstring"]?.stringValue ?? ""
+        #expect(message.hasPrefix("Rate limit quota violation. Quota limit  exceeded. Identifier : "))
+        #expect(message.count == "Rate limit quota violation. Quota limit  exceeded. Identifier : ".count + 36)
+        #expect(try await fetch(server).status == 200)  // one fault, one request
+    }
+
+    @Test func unauthorizedFaultIs401EvenWithTheRightKey() async throws {
+        let server = try FakeNYTServer(documents: numberedDocuments(2))
+        server.enqueue([.unauthorized])
+        let reply = try await fetch(server)
+        #expect(reply.status == 401)
+        #expect(try reply.json()["fault"]?["detail"]?["errorcode"] == .string("oauth.v2.InvalidApiKey"))
+    }
+
+    @Test func serverErrorIs500WithJSONBody() async throws {
+        let server = try FakeNYTServer(documents: numberedDocuments(2))
+        server.enqueue([.serverError])
+        let reply = try await fetch(server)
+        #expect(reply.status == 500)
+        #expect(try reply.json()["fault"] != nil)
+    }
+
+    @Test func forbiddenHTMLIs403WithAnHTMLPage() async throws {
+        let server = try FakeNYTServer(documents: numberedDocuments(2))
+        server.enqueue([.forbiddenHTML])
+        let reply = try await fetch(server)
+        #expect(reply.status == 403)
+        #expect(reply.header("Content-Type")?.hasPrefix("text/html") == true)
+        #expect(String(decoding: reply.body, as: UTF8.self).contains("<html>"))
+        #expect(throws: JSONSyntaxError.self) { try reply.json() }
+    }
+
+    @Test func slowAnswersAfterAtLeastTheGivenTime() async throws {
+        let server = try FakeNYTServer(documents: numberedDocuments(2))
+        server.enqueue([.slow(seconds: 1)])
+        let clock = ContinuousClock()
+        let start = clock.now
+        let reply = try await fetch(server)
+        let elapsed = clock.now - start
+        #expect(elapsed >= .seconds(1))
+        #expect(reply.status == 200)
+        #expect(try reply.meta("hits") == 2)
+    }
+
+    @Test func truncatedBodyFailsOrComesShortOfContentLength() async throws {
+        let server = try FakeNYTServer(documents: numberedDocuments(12))
+        server.enqueue([.truncated])
+        do {
+            let reply = try await fetch(server)
+            let announced = Int(reply.header("Content-Length") ?? "") ?? Int.max
+            #expect(reply.body.count < announced)
+            #expect(throws: JSONSyntaxError.self) { try reply.json() }
+        } catch {
+            // URLSession noticed the connection closed early: that is the expected outcome on Linux.
+        }
+        #expect(server.requests.map(\.fault) == [.truncated])
+        #expect(try await fetch(server).status == 200)
+    }
+
+    @Test func malformedIsA200WhoseBodyIsNotValidJSON() async throws {
+        let server = try FakeNYTServer(documents: numberedDocuments(12))
+        server.enqueue([.malformed])
+        let reply = try await fetch(server)
+        #expect(reply.status == 200)
+        #expect(reply.header("Content-Length") == String(reply.body.count))
+        #expect(reply.body.count > 100)
+        #expect(throws: JSONSyntaxError.self) { try reply.json() }
+    }
+
+    @Test func docsNullIsA200WithNullDocsAndZeroHits() async throws {
+        let server = try FakeNYTServer(documents: numberedDocuments(12))
+        server.enqueue([.docsNull])
+        let reply = try await fetch(server)
+        #expect(reply.status == 200)
+        #expect(try reply.json()["response"]?["docs"] == .null)
+        #expect(try reply.meta("hits") == 0)
+    }
+
+    @Test func dropConnectionMakesTheRequestFail() async throws {
+        let server = try FakeNYTServer(documents: numberedDocuments(2))
+        server.enqueue([.dropConnection])
+        let error = await failure(server)
+        #expect(error != nil)
+        #expect(server.requests.map(\.fault) == [.dropConnection])
+        #expect(try await fetch(server).status == 200)
+    }
+
+    @Test func faultsApplyInOrderToSearchRequestsOnly() async throws {
+        let server = try FakeNYTServer(documents: numberedDocuments(2))
+        server.enqueue([.serverError, .rateLimited])
+        #expect(try await fetch(server, path: "/elsewhere").status == 404)
+        #expect(try await fetch(server).status == 500)
+        #expect(try await fetch(server, key: "wrong").status == 429)  // the fault comes before the key check
+        #expect(try await fetch(server).status == 200)
+        #expect(server.requests.map(\.fault) == [.serverError, .rateLimited, nil])
+    }
+
+    @Test func requestsAreRecordedWithDecodedQuery() async throws {
+        let server = try FakeNYTServer(documents: numberedDocuments(2))
+        server.enqueue([.serverError])
+        _ = try await fetch(server, ["q": "café & crème+brûlée", "fq": #"news_desk:("Sports" "Foreign")"#, "page": "0"])
+        _ = try await fetch(server, ["begin_date": "20200101"])
+        let requests = server.requests
+        #expect(requests.count == 2)
+        #expect(requests.first?.path == FakeNYTServer.searchPath)
+        #expect(requests.first?.query == ["q": "café & crème+brûlée", "fq": #"news_desk:("Sports" "Foreign")"#, "page": "0",
+                                          "api-key": "test-key"])
+        #expect(requests.first?.fault == .serverError)
+        #expect(requests.last?.query["begin_date"] == "20200101")
+        #expect(requests.last?.fault == nil)
+    }
+
+    @Test func stopRefusesLaterConnectionsAndIsIdempotent() async throws {
+        let server = try FakeNYTServer(documents: numberedDocuments(2))
+        #expect(try await fetch(server).status == 200)
+        server.stop()
+        server.stop()
+        let error = await failure(server)
+        #expect((error as? URLError)?.code == .cannotConnectToHost)
+    }
+
+    @Test func stopDoesNotWaitForASlowAnswer() async throws {
+        let server = try FakeNYTServer(documents: numberedDocuments(2))
+        server.enqueue([.slow(seconds: 30)])
+        let pending = Task { await failure(server) }
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(3)
+        while server.requests.isEmpty, clock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(server.requests.count == 1)
+        let start = clock.now
+        server.stop()
+        #expect(clock.now - start < .seconds(1))
+        let error = await pending.value
+        #expect(error != nil)
+        #expect(clock.now - start < .seconds(3))
+    }
+
+    @Test func freeingTheServerStopsIt() async throws {
+        var server: FakeNYTServer? = try FakeNYTServer(documents: numberedDocuments(2))
+        let url = try #require(server.map { URL(string: $0.baseURL + FakeNYTServer.searchPath + "?api-key=test-key") } ?? nil)
+        server = nil
+        do {
+            _ = try await session.data(for: URLRequest(url: url))
+            Issue.record("a freed server still answered")
+        } catch {
+            #expect((error as? URLError)?.code == .cannotConnectToHost)
+        }
+    }
+
+    @Test func aTakenPortThrowsStartError() throws {
+        let first = try FakeNYTServer(documents: [])
+        #expect(throws: FakeNYTServer.StartError.self) {
+            _ = try FakeNYTServer(documents: [], port: UInt16(first.port))
+        }
+    }
+}
+
+// MARK: - The corpus generator
+
+@Suite("ArticleGenerator.corpus")
+struct ArticleGeneratorCorpusTests {
+    @Test func publicationDatesFallWithinTheRangeInTheShapesFormat() throws {
+        let corpus = ArticleGenerator.corpus(count: 500, seed: 11, from: "2024-02-28", to: "2024-03-02")
+        #expect(corpus.count == 500)
+        let first = try #require(ISODate.interval(of: "2024-02-28")?.start)
+        let end = try #require(ISODate.interval(of: "2024-03-02")?.end)
+        var formats: Set<String> = []
+        var days: Set<String> = []
+        for document in corpus {
+            let date = try #require(document["pub_date"]?.stringValue)
+            let instant = try #require(ISODate.instant(of: date), "unparseable pub_date \(date)")
+            #expect(instant >= first && instant < end, "\(date) out of range")
+            formats.insert(date.hasSuffix("+0000") ? "+0000" : date.hasSuffix("Z") ? "Z" : date)
+            days.insert(String(date.prefix(10)))
+            // The 2019 shape (it has `score`) keeps +0000; the others end in Z.
+            #expect(date.hasSuffix(document["score"] != nil ? "+0000" : "Z"))
+            if let url = document["web_url"]?.stringValue {
+                #expect(url.contains("/" + date.prefix(10).replacingOccurrences(of: "-", with: "/") + "/"), "\(url) vs \(date)")
+            }
+        }
+        #expect(formats == ["+0000", "Z"])
+        #expect(days == ["2024-02-28", "2024-02-29", "2024-03-01", "2024-03-02"])  // spread over every day
+    }
+
+    @Test func identifiersAreDistinctWithinASeedAndAcrossSeeds() {
+        let one = ArticleGenerator.corpus(count: 2000, seed: 1, from: "2000-01-01", to: "2025-12-31")
+        let two = ArticleGenerator.corpus(count: 2000, seed: 2, from: "2000-01-01", to: "2025-12-31")
+        let ids = (one + two).compactMap { $0["_id"]?.stringValue }
+        #expect(ids.count == 4000)
+        #expect(Set(ids).count == 4000)
+    }
+
+    @Test func corpusIsDeterministicAndKeepsTheGeneratorsDocuments() {
+        let corpus = ArticleGenerator.corpus(count: 50, seed: 5, from: "2010-06-01", to: "2010-06-30")
+        #expect(corpus == ArticleGenerator.corpus(count: 50, seed: 5, from: "2010-06-01", to: "2010-06-30"))
+        var generator = ArticleGenerator(seed: 5)
+        let plain = generator.documents(50)
+        #expect(corpus.map { $0["_id"] } == plain.map { $0["_id"] })
+        #expect(corpus.map { $0["headline"] } == plain.map { $0["headline"] })
+    }
+
+    @Test func aDayRangeOfOneDayAndReversedOrInvalidBoundsStillGiveValidDates() throws {
+        for date in ArticleGenerator.corpus(count: 40, seed: 3, from: "2021-07-04", to: "2021-07-04").compactMap({ $0["pub_date"]?.stringValue }) {
+            #expect(date.hasPrefix("2021-07-04T"))
+        }
+        let reversed = ArticleGenerator.corpus(count: 20, seed: 3, from: "2021-07-05", to: "2021-07-04")
+        #expect(reversed.allSatisfy { ($0["pub_date"]?.stringValue ?? "").hasPrefix("2021-07-0") })
+        let invalid = ArticleGenerator.corpus(count: 20, seed: 3, from: "not a day", to: "2021-02-30")
+        #expect(invalid.count == 20)
+        #expect(ArticleGenerator.corpus(count: 0, seed: 3, from: "2021-01-01", to: "2021-01-02").isEmpty)
+        #expect(ArticleGenerator.corpus(count: -5, seed: 3, from: "2021-01-01", to: "2021-01-02").isEmpty)
+        #expect(ArticleGenerator.startOfDay("2021-02-30") == nil)
+        #expect(ArticleGenerator.startOfDay("1970-01-02") == 86_400_000)
+    }
+
+    @Test func serverDateFilterAgreesWithCorpusDates() async throws {
+        let corpus = ArticleGenerator.corpus(count: 120, seed: 21, from: "2018-01-01", to: "2018-12-31")
+        let server = try FakeNYTServer(documents: corpus)
+        let inMarch = corpus.filter { ($0["pub_date"]?.stringValue ?? "").hasPrefix("2018-03-") }.count
+        #expect(inMarch > 0)
+        #expect(try await fetch(server, ["begin_date": "20180301", "end_date": "20180331"]).meta("hits") == inMarch)
+    }
+}
+
+// MARK: - The fake-nyt program
+
+/// The built `fake-nyt`, found beside the running test executable (SwiftPM puts every product of a
+/// build in one folder), or nil.
+let fakeNYTBinary: String? = {
+    var folders: [URL] = []
+    if let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+        folders.append(URL(fileURLWithPath: executable).deletingLastPathComponent())
+    }
+    if let first = CommandLine.arguments.first, first.contains("/") {
+        folders.append(URL(fileURLWithPath: first).resolvingSymlinksInPath().deletingLastPathComponent())
+    }
+    for start in folders {
+        var folder = start
+        for _ in 0..<3 {
+            let candidate = folder.appendingPathComponent("fake-nyt").path
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+            folder = folder.deletingLastPathComponent()
+        }
+    }
+    return nil
+}()
+
+@Suite("fake-nyt program", .enabled(if: fakeNYTBinary != nil, "fake-nyt is not built beside the tests"))
+struct FakeNYTProgramTests {
+    /// Reads standard output up to the first newline.
+    static func firstLine(of handle: FileHandle) -> String {
+        var bytes: [UInt8] = []
+        while !bytes.contains(0x0A) {
+            let chunk = handle.availableData
+            if chunk.isEmpty { break }
+            bytes.append(contentsOf: chunk)
+        }
+        return String(decoding: bytes.prefix { $0 != 0x0A }, as: UTF8.self)
+    }
+
+    @Test func programServesPrintsItsAddressAndStopsOnSIGTERM() async throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try #require(fakeNYTBinary))
+        process.arguments = ["--docs", "25", "--seed", "4", "--from", "2021-01-01", "--to", "2021-01-31", "--key", "k",
+                             "--envelope", "metadata", "--fault", "429,docsnull"]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let line = Self.firstLine(of: output.fileHandleForReading)
+        #expect(line.hasPrefix("listening on http://127.0.0.1:"))
+        let base = String(line.dropFirst("listening on ".count))
+        func get(_ query: String) async throws -> (Int, JSONValue?) {
+            let url = try #require(URL(string: base + FakeNYTServer.searchPath + "?" + query))
+            let (data, response) = try await session.data(for: URLRequest(url: url))
+            return ((response as? HTTPURLResponse)?.statusCode ?? 0, try? JSONParser.parse([UInt8](data)))
+        }
+        #expect(try await get("api-key=k").0 == 429)
+        #expect(try await get("api-key=k").1?["response"]?["docs"] == .null)
+        let (status, body) = try await get("api-key=k&begin_date=20210101&end_date=20210131")
+        #expect(status == 200)
+        #expect(body?["response"]?["metadata"]?["hits"] == .number("25"))
+        #expect(try await get("api-key=other").0 == 401)
+        process.terminate()
+        process.waitUntilExit()
+        #expect(process.terminationReason == .exit)
+        #expect(process.terminationStatus == 0)
+    }
+
+    @Test(arguments: [["--bogus"], ["--port"], ["--docs", "many"], ["--from", "2021-13-01"], ["--fault", "418"],
+                      ["--envelope", "json"], ["--from", "2021-02-01", "--to", "2021-01-01"]])
+    func badUsageExits64WithOneLineOnStandardError(arguments: [String]) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try #require(fakeNYTBinary))
+        process.arguments = arguments
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = Pipe()
+        try process.run()
+        process.waitUntilExit()
+        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(process.terminationStatus == 64)
+        #expect(text.split(separator: "\n").count == 1, "\(text)")
+    }
+}
