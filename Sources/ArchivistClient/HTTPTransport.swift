@@ -112,7 +112,8 @@ public final class URLSessionTransport: HTTPTransport {
         case .secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate,
              .serverCertificateNotYetValid, .serverCertificateHasUnknownRoot:
             return .cannotConnect("TLS handshake failed")
-        case .badServerResponse: return .connectionLost
+        case .badServerResponse: return .connectionLost  // "empty reply from server"
+        case .unknown: return .connectionLost  // curl's "transfer closed with N bytes remaining"
         case .cancelled: return .other("cancelled")
         case .badURL, .unsupportedURL: return .other("bad URL")
         default: return .other("URL error \(urlError.code.rawValue)")

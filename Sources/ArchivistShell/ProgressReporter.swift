@@ -9,6 +9,8 @@ final class ProgressReporter: Sendable {
     private let errors: TextSink
     private let isLive: Bool
     private let statusShown = Mutex(false)
+    /// The last page line, which a wait for the pace extends.
+    private let lastPage = Mutex("")
 
     /// A reporter writing to `errors`; the live line only when it is a terminal.
     init(errors: TextSink, pace: Double) {
@@ -20,13 +22,16 @@ final class ProgressReporter: Sendable {
     func report(_ event: HarvestEvent) {
         switch event {
         case .page(let page, let pages, let range, let documents):
-            status("page \(page) of \(pages)\(range.map { " (\($0))" } ?? "") · \(documents) article\(documents == 1 ? "" : "s")")
+            let text = "page \(page) of \(pages)\(range.map { " (\($0))" } ?? "") · \(documents) article\(documents == 1 ? "" : "s")"
+            lastPage.withLock { $0 = text }
+            status(text)
         case .splitting(let range, let hits, let parts):
             line("note: \(range) has \(hits) hits, more than the API's 1,000 per query: fetching it in \(parts) parts")
         case .dayTooLarge(let day, let hits):
             line("warning: \(day) alone has \(hits) hits; only the first 1,000 can be fetched")
         case .client(.pacing(let seconds)):
-            status(String(format: "waiting %.1f s for the pace (NYT allows 5 requests a minute)", seconds))
+            let page = lastPage.withLock { $0 }
+            status((page.isEmpty ? "" : page + " · ") + String(format: "waiting %.1f s for the pace (NYT allows 5 a minute)", seconds))
         case .client(.retrying(let attempt, let reason, let delay)):
             line("note: attempt \(attempt) failed (\(reason)); retrying in " + String(format: "%.1f", delay) + " s")
         case .client(.quotaWarning(let count)):

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #endif
+import ArchivistTestSupport
 import Foundation
 import Testing
 
@@ -48,9 +49,9 @@ final class InteractiveShellTests {
         return (exited ? (status >> 8) & 0xff : 128 + (status & 0x7f), output)
     }
 
-    func startShell(session: String) throws {
+    func startShell(session: String, environment: String = "") throws {
         let binary = try CLI.binary()
-        let command = "ARCHIVIST_HISTORY='\(historyPath)' '\(binary)' --data '\(sandbox.data)'"
+        let command = "\(environment) ARCHIVIST_HISTORY='\(historyPath)' '\(binary)' --data '\(sandbox.data)'"
         let started = try tmux(["new-session", "-d", "-s", session, "-x", "120", "-y", "40", command])
         try #require(started.status == 0, "tmux could not start (is tmux installed? scripts/install-deps installs it)")
     }
@@ -147,5 +148,24 @@ final class InteractiveShellTests {
         let history = try String(contentsOfFile: historyPath, encoding: .utf8)
         #expect(!history.contains("abc123"))
         #expect(history.contains("count"))
+    }
+
+    @Test("a long search shows its progress, Ctrl-C stops it after the page in hand and the shell goes on")
+    func ctrlCStopsASearchAndReturnsToThePrompt() throws {
+        let server = try FakeNYTServer(documents: ArticleGenerator.corpus(count: 200, seed: 41, from: "2022-01-01", to: "2022-12-31"),
+                                       apiKey: "tmux-key")
+        try startShell(session: "five", environment: "NYT_API_KEY=tmux-key NYT_API_BASE='\(server.baseURL)' ARCHIVIST_PACE=0.7")
+        try waitFor("data>", in: "five")
+        try type("five", "search --all --fields _id", "Enter")
+        let progress = try waitFor("page 3 of 20", in: "five")
+        #expect(progress.contains("articles"), "\(progress)")
+        try type("five", "C-c")
+        let stopped = try waitFor("interrupted after", in: "five")
+        #expect(stopped.contains("fetched"), "\(stopped)")
+        let pages = server.requests.count
+        #expect(pages >= 3 && pages < 20, "stopped early: \(pages) requests")
+        try type("five", "count", "Enter")
+        try waitFor("\n\(pages * 10)\n", in: "five")
+        try type("five", ".quit", "Enter")
     }
 }

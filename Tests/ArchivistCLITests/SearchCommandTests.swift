@@ -153,6 +153,18 @@ final class SearchCommandTests {
         try expectConsistentStore()
     }
 
+    @Test func slowAnswerTimesOutAndIsRetried() throws {
+        let server = try FakeNYTServer(documents: ArticleGenerator.corpus(count: 5, seed: 27, from: "2021-01-01", to: "2021-01-31"),
+                                       apiKey: Self.key)
+        server.enqueue([.slow(seconds: 4)])
+        var env = environment(server)
+        env["ARCHIVIST_TIMEOUT"] = "1"
+        let result = try sandbox.run(["--format", "jsonl", "search"], environment: env)
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stderrText.contains("attempt 1 failed (timed out)"), "\(result)")
+        #expect(try summary(result)["fetched"] == 5)
+    }
+
     @Test func searchGivesUpAfterBoundedRetriesAndAnswersFromTheCache() throws {
         let server = try FakeNYTServer(documents: ArticleGenerator.corpus(count: 5, seed: 17, from: "2021-01-01", to: "2021-01-31"),
                                        apiKey: Self.key)
