@@ -80,14 +80,14 @@ extension Command {
         noteScan(scanned, shell: shell)
         if shell.effectiveFormat == .table {
             let labels = values.map { Renderer.plainText($0.value) }
-            let labelWidth = min(40, labels.map(\.count).max() ?? 0)
+            let labelWidth = min(40, labels.map(DisplayWidth.of).max() ?? 0)
             let countWidth = values.map { String($0.count).count }.max() ?? 1
             let most = values.first?.count ?? 1
             let barWidth = max(10, Renderer.terminalWidth() - labelWidth - countWidth - 4)
             for (label, item) in zip(labels, values) {
-                let clipped = label.count > labelWidth ? String(label.prefix(labelWidth - 1)) + "…" : label
+                let clipped = DisplayWidth.clipped(label, to: labelWidth)
                 let bar = String(repeating: "█", count: max(1, item.count * barWidth / max(most, 1)))
-                shell.output.line(clipped.padding(toLength: labelWidth, withPad: " ", startingAt: 0) + "  "
+                shell.output.line(DisplayWidth.padded(clipped, to: labelWidth) + "  "
                                   + String(repeating: " ", count: countWidth - String(item.count).count) + String(item.count) + "  " + bar)
             }
             return

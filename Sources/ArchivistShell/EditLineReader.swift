@@ -10,6 +10,9 @@ public final class EditLineReader: LineReader {
     private let editLine: OpaquePointer
     private let history: OpaquePointer
     private let historyPath: String?
+    private let historySize: Int
+    /// The history, oldest first, each command once (a mirror of libedit's list).
+    private(set) var historyEntries: [String] = []
 
     /// The prompt libedit shows (read by the C callback, which cannot capture).
     nonisolated(unsafe) static var currentPrompt: [CChar] = [0]
@@ -24,6 +27,7 @@ public final class EditLineReader: LineReader {
         editLine = archivist_el_init(CommandLine.arguments.first ?? "archivist")
         history = archivist_history_init(historySize)
         self.historyPath = historyPath
+        self.historySize = Int(historySize)
         archivist_el_use_emacs(editLine)
         archivist_el_set_history(editLine, history)
         archivist_el_set_prompt(editLine) { _ in
@@ -31,6 +35,15 @@ public final class EditLineReader: LineReader {
         }
         if let historyPath {
             _ = archivist_history_load(history, historyPath)
+            var loaded: [String] = []
+            var entry = archivist_history_oldest(history)
+            while let text = entry {
+                loaded.append(String(cString: text))
+                entry = archivist_history_newer(history)
+            }
+            let unique = EditLineReader.collapsingDuplicates(loaded, keeping: self.historySize)
+            historyEntries = unique
+            if unique != loaded { rebuildHistory() }
         }
         archivist_el_bind_tab(editLine) { editLine, _ in
             guard let editLine, let info = el_line(editLine) else { return UInt8(CC_ERROR) }
@@ -93,15 +106,33 @@ public final class EditLineReader: LineReader {
         return UInt8(CC_REDISPLAY)
     }
 
-    /// Adds a command to the history and saves the file, unless it carries a secret.
+    /// Adds a command to the history (dropping an older copy of it, so each command appears once,
+    /// at its latest use) and saves the file, unless it carries a secret.
     public func addToHistory(_ command: String) {
         guard !EditLineReader.carriesSecret(command) else { return }
-        archivist_history_enter(history, command)
+        historyEntries = EditLineReader.collapsingDuplicates(historyEntries + [command], keeping: historySize)
+        rebuildHistory()
         guard let historyPath else { return }
         let folder = (historyPath as NSString).deletingLastPathComponent
         try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         _ = archivist_history_save(history, historyPath)
         chmod(historyPath, 0o600)
+    }
+
+    /// Refills libedit's list from `historyEntries`.
+    private func rebuildHistory() {
+        archivist_history_clear(history)
+        for entry in historyEntries { archivist_history_enter(history, entry) }
+    }
+
+    /// `entries` with each command kept only at its last use, and at most the `limit` newest.
+    static func collapsingDuplicates(_ entries: [String], keeping limit: Int) -> [String] {
+        var seen: Set<String> = []
+        var result: [String] = []
+        for entry in entries.reversed() where result.count < limit && seen.insert(entry).inserted {
+            result.append(entry)
+        }
+        return result.reversed()
     }
 
     /// Whether a line looks like it holds a credential (never written to the history).

@@ -24,9 +24,9 @@ public struct Renderer: Sendable {
         case .csv:
             render(list: [record], to: sink)
         case .table:
-            let width = record.fields.map { $0.name.count }.max() ?? 0
+            let width = record.fields.map { DisplayWidth.of($0.name) }.max() ?? 0
             for field in record.fields {
-                sink.line(field.name.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + Renderer.plainText(field.value))
+                sink.line(DisplayWidth.padded(field.name, to: width) + "  " + Renderer.plainText(field.value))
             }
         }
     }
@@ -45,7 +45,7 @@ public struct Renderer: Sendable {
         let table = TextSink()
         render(list: records, to: table)
         for line in table.capturedText.split(separator: "\n", omittingEmptySubsequences: false).dropLast() {
-            sink.line(line.count > width ? String(line.prefix(max(width - 1, 0))) + "…" : String(line))
+            sink.line(DisplayWidth.clipped(String(line), to: width))
         }
     }
 
@@ -72,15 +72,15 @@ public struct Renderer: Sendable {
                     record.fields.first { $0.name == column }.map { Renderer.plainText($0.value) } ?? ""
                 }.map { $0.replacingOccurrences(of: "\n", with: " ") }
             }
-            var widths = columns.map(\.count)
+            var widths = columns.map(DisplayWidth.of)
             for row in rows {
-                for (i, cell) in row.enumerated() { widths[i] = max(widths[i], cell.count) }
+                for (i, cell) in row.enumerated() { widths[i] = max(widths[i], DisplayWidth.of(cell)) }
             }
             func format(_ cells: [String]) -> String {
                 var line = ""
                 for (i, cell) in cells.enumerated() {
                     if i > 0 { line += "  " }
-                    line += i == cells.count - 1 ? cell : cell.padding(toLength: widths[i], withPad: " ", startingAt: 0)
+                    line += i == cells.count - 1 ? cell : DisplayWidth.padded(cell, to: widths[i])
                 }
                 return line
             }

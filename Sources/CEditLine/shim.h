@@ -51,6 +51,23 @@ static inline int archivist_history_save(History *list, const char *path) {
     return history(list, &event, H_SAVE, path);
 }
 
+static inline void archivist_history_clear(History *list) {
+    HistEvent event;
+    history(list, &event, H_CLEAR);
+}
+
+/* The oldest entry, or NULL when the history is empty (libedit keeps the newest first). */
+static inline const char *archivist_history_oldest(History *list) {
+    HistEvent event;
+    return history(list, &event, H_LAST) == 0 ? event.str : NULL;
+}
+
+/* The entry after the current one towards the newest, or NULL past the newest. */
+static inline const char *archivist_history_newer(History *list) {
+    HistEvent event;
+    return history(list, &event, H_PREV) == 0 ? event.str : NULL;
+}
+
 typedef unsigned char (*archivist_key_function)(EditLine *, int);
 
 static inline void archivist_el_bind_tab(EditLine *el, archivist_key_function function) {

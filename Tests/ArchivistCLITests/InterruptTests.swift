@@ -25,8 +25,8 @@ struct InterruptTests {
         process.standardInput = input
         let stdoutPath = sandbox.io + "/interrupt-stdout"
         let stderrPath = sandbox.io + "/interrupt-stderr"
-        FileManager.default.createFile(atPath: stdoutPath, contents: nil)
-        FileManager.default.createFile(atPath: stderrPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: stdoutPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)
         process.standardOutput = FileHandle(forWritingAtPath: stdoutPath)
         process.standardError = FileHandle(forWritingAtPath: stderrPath)
         try process.run()
