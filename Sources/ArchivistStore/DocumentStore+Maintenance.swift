@@ -20,6 +20,9 @@ public struct StoreProblem: Sendable, Equatable, CustomStringConvertible {
         case unreadableIndex = "unreadable-index"
         /// A crashed writer's journal or temporary files remain.
         case unfinishedWrite = "unfinished-write"
+        /// A side file (saved searches, the API request counter) is not valid JSON. `repair`
+        /// leaves it for a person to fix: it is not derived data.
+        case unreadableSideFile = "unreadable-side-file"
     }
 
     /// What kind of problem.
@@ -222,6 +225,10 @@ extension DocumentStore {
     /// place before their index lines: those named in its journal are not problems, and anything
     /// found is confirmed by a second pass after picking up the writer's progress.
     public func check() throws(StoreError) -> [StoreProblem] {
+        try checkDocuments() + sideFileProblems()
+    }
+
+    private func checkDocuments() throws(StoreError) -> [StoreProblem] {
         if let lock = try? fileSystem.lockExclusively(path(FileNames.lock), timeout: 0) {
             defer { lock.release() }
             return try state.withLock { (state: inout State) throws(StoreError) -> [StoreProblem] in

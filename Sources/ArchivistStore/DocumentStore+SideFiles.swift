@@ -26,4 +26,19 @@ extension DocumentStore {
     public func sideFilePath(named name: String) -> String {
         path(name)
     }
+
+    /// The side files that are not valid JSON.
+    func sideFileProblems() throws(StoreError) -> [StoreProblem] {
+        var problems: [StoreProblem] = []
+        for name in FileNames.sideFiles {
+            guard let bytes = try fileSystem.contents(of: path(name)) else { continue }
+            do {
+                _ = try JSONParser.parse(bytes)
+            } catch {
+                problems.append(StoreProblem(kind: .unreadableSideFile, file: name, id: nil,
+                                             detail: "\(error) (not derived data: repair leaves it; fix or remove it by hand)"))
+            }
+        }
+        return problems
+    }
 }

@@ -30,6 +30,8 @@ public enum FileNames {
     public static let savedSearches = "searches.json"
     /// The NYT API request counter (a side file).
     public static let apiUsage = "api-usage.json"
+    /// Every side file: small JSON files beside the documents, not indexed, not derived.
+    public static let sideFiles = [savedSearches, apiUsage]
     /// The extension of document files.
     public static let documentExtension = ".json"
     /// Encoded names longer than this many bytes are shortened and end in a hash.
