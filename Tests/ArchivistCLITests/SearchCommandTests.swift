@@ -340,6 +340,32 @@ final class SearchCommandTests {
         #expect(left == [.string("b")])
     }
 
+    @Test func nearTheDailyLimitASearchWarns() throws {
+        let server = try FakeNYTServer(documents: ArticleGenerator.corpus(count: 30, seed: 28, from: "2021-01-01", to: "2021-01-31"),
+                                       apiKey: Self.key)
+        try FileManager.default.createDirectory(atPath: sandbox.data, withIntermediateDirectories: true)
+        let today = CalendarDay.today.description
+        try sandbox.write(#"{"requests_per_day": {"\#(today)": 448}}"#, to: sandbox.path(FileNames.apiUsage))
+        let result = try search(["--pages", "3"], server: server)
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stderrLines.filter { $0.hasPrefix("warning:") } == ["warning: 450 API requests today (UTC); NYT allows 500 a day"],
+                "\(result)")
+        let usage = json(String(decoding: try #require(sandbox.contents(sandbox.path(FileNames.apiUsage))), as: UTF8.self))
+        #expect(usage["requests_per_day"]?[today] == .number("451"))
+    }
+
+    @Test func anUnreadableRequestCounterStopsTheSearchAndIsKept() throws {
+        let server = try FakeNYTServer(documents: ArticleGenerator.corpus(count: 5, seed: 29, from: "2021-01-01", to: "2021-01-31"),
+                                       apiKey: Self.key)
+        try FileManager.default.createDirectory(atPath: sandbox.data, withIntermediateDirectories: true)
+        try sandbox.write("{not json", to: sandbox.path(FileNames.apiUsage))
+        let result = try search(["jury"], server: server)
+        #expect(result.status == 1, "\(result)")
+        #expect(result.stderrLines.first?.hasPrefix("error: page 0: \(sandbox.data)/api-usage.json: invalid JSON at byte 1") == true, "\(result)")
+        #expect(server.requests.isEmpty)
+        #expect(sandbox.contents(sandbox.path(FileNames.apiUsage)) == Array("{not json".utf8))
+    }
+
     // MARK: Pacing and Ctrl-C
 
     @Test func requestsAreSpacedByThePaceAcrossProcesses() throws {
