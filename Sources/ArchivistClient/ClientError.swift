@@ -72,6 +72,26 @@ public indirect enum ClientError: Error, LocalizedError, Sendable, Equatable {
         }
     }
 
+    /// The same error with every occurrence of `secret` in its text replaced by `REDACTED` (a
+    /// server may echo the key in a body that ends up quoted in a message).
+    public func redacting(_ secret: String) -> ClientError {
+        guard !secret.isEmpty else { return self }
+        func clean(_ text: String) -> String { text.replacingOccurrences(of: secret, with: "REDACTED") }
+        switch self {
+        case .missingAPIKey, .cancelled, .storage: return self
+        case .invalidRequest(let parameter, let reason): return .invalidRequest(parameter: clean(parameter), reason: clean(reason))
+        case .http(let status, let fault, let url, let attempts): return .http(status: status, fault: clean(fault), url: clean(url), attempts: attempts)
+        case .unreachable(let url, let reason, let attempts): return .unreachable(url: clean(url), reason: clean(reason), attempts: attempts)
+        case .invalidJSON(let source, var error):
+            error.reason = clean(error.reason)
+            return .invalidJSON(source: clean(source), error: error)
+        case .unexpectedShape(let path, let reason): return .unexpectedShape(path: clean(path), reason: clean(reason))
+        case .missingID(let path): return .missingID(path: clean(path))
+        case .onPage(let page, let error): return .onPage(page, error.redacting(secret))
+        case .unknownSearch(let name): return .unknownSearch(name: clean(name))
+        }
+    }
+
     /// The error without its page wrapper.
     public var underlying: ClientError {
         if case .onPage(_, let error) = self { return error.underlying }

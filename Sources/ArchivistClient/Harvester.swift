@@ -75,7 +75,11 @@ public final class Harvester: Sendable {
             case .pages(let count):
                 try await fetchPages(request, upTo: count, range: nil, run: &run, onEvent: onEvent)
             case .all:
-                try await fetchAll(request, splitLevel: 0, run: &run, onEvent: onEvent)
+                // Oldest first unless asked otherwise: articles published during the run then
+                // land on later pages instead of shifting the earlier ones.
+                var stable = request
+                if stable.sort == nil { stable.sort = .oldest }
+                try await fetchAll(stable, splitLevel: 0, run: &run, onEvent: onEvent)
             }
             return (run.summary, nil)
         } catch {

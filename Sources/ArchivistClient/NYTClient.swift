@@ -90,7 +90,11 @@ public final class NYTClient: Sendable {
             let retryReason: String
             switch await send(url, shownURL: shownURL, attempt: attempt) {
             case .success(let response):
-                return try SearchResponse(body: response.body, source: "response from \(shownURL)")
+                do {
+                    return try SearchResponse(body: response.body, source: "response from \(shownURL)")
+                } catch {
+                    throw error.redacting(configuration.apiKey)
+                }
             case .failure(let error, let retryable):
                 guard let retryable else { throw error }
                 failure = error

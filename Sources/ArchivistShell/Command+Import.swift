@@ -20,12 +20,12 @@ extension Command {
         any document failed.
         """,
         examples: ["import articles.jsonl", "import saved-response.json", "export | archivist --data copy import -"],
-        arity: 1...1, isWriting: true
+        arity: 1...1, isWriting: true, isInterruptible: true
     ) { invocation, shell in
-        try Interruption.catching { try runImport(invocation, shell: shell) }
+        try runImport(invocation, shell: shell)
     }
 
-    /// `import`'s work; Ctrl-C stops it between batches.
+    /// `import`'s work; Ctrl-C stops it between batches (it is interruptible).
     static func runImport(_ invocation: Invocation, shell: Shell) throws {
         let source = invocation.positionals[0]
         let name = source == "-" ? "stdin" : source
@@ -154,7 +154,7 @@ extension Command {
         """,
         examples: ["export > backup.jsonl", "export --to backup.jsonl", "export section_name = Sports --to sports.jsonl"],
         options: [Option("--to", value: "FILE", help: "write to FILE instead of standard output")],
-        arity: 0...Int.max
+        arity: 0...Int.max, isInterruptible: true
     ) { invocation, shell in
         let store = try shell.store()
         var ids: [String]
@@ -177,8 +177,11 @@ extension Command {
             sink = TextSink(descriptor: descriptor)
         }
         var failures = 0
+        var written = 0
         for id in ids {
+            if Interruption.isRequested { break }
             do {
+                written += 1
                 guard let document = try store.document(withID: id) else { continue }
                 var line = JSONWriter.compactBytes(document)
                 line.append(0x0A)
@@ -187,6 +190,15 @@ extension Command {
                 failures += 1
                 shell.reportError("export: " + Shell.message(for: error))
             }
+        }
+        if Interruption.isRequested {
+            sink.flush()
+            if let destination, let temporary {
+                close(descriptor)
+                _ = try? POSIXFileSystem().removeFile(temporary)
+                throw ShellError.interrupted("export: interrupted; \(destination) was not written")
+            }
+            throw ShellError.interrupted("export: interrupted after \(written) of \(ids.count) documents")
         }
         if let destination, let temporary {
             sink.flush()

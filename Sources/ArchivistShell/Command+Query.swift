@@ -34,7 +34,7 @@ extension Command {
                   Option("--skip", value: "N", help: "pass over the first N matches"),
                   Option("--limit", value: "N", help: "return at most N documents"),
                   Option("--fields", value: "a,b.c", help: "the fields to show (dotted paths, comma-separated)")],
-        arity: 0...Int.max
+        arity: 0...Int.max, isInterruptible: true
     ) { invocation, shell in
         let filter = try parseFilter(invocation.positionals)
         var sort: [SortKey] = []
@@ -153,13 +153,20 @@ extension Command {
         shell.errors.line("note: \(paths.joined(separator: ", ")) \(paths.count == 1 ? "is" : "are") not in the index projection, so the documents were read from disk ('archivist index add FIELD' adds a field)")
     }
 
+    /// Throws `.interrupted` when Ctrl-C was pressed during a long listing.
+    static func stopIfInterrupted(printed: Int, of total: Int) throws {
+        guard Interruption.isRequested else { return }
+        throw ShellError.interrupted("interrupted after \(printed) of \(total) documents")
+    }
+
     /// Prints documents: whole ones in jsonl and json without `--fields`, else the fields asked
     /// (or the default columns) as records.
     static func printDocuments(_ ids: [String], fields: [String]?, store: DocumentStore, shell: Shell) throws {
         let format = shell.effectiveFormat
         if fields == nil && (format == .jsonl || format == .json) {
             var documents: [JSONValue] = []
-            for id in ids {
+            for (printed, id) in ids.enumerated() {
+                try stopIfInterrupted(printed: printed, of: ids.count)
                 guard let document = try store.document(withID: id) else { continue }
                 if format == .jsonl {
                     shell.output.write(bytes: JSONWriter.compactBytes(document) + [0x0A])
@@ -173,7 +180,8 @@ extension Command {
         let columns = fields ?? defaultColumns
         let index = try store.queryIndex(loading: Set(columns))
         var records: [Record] = []
-        for id in ids {
+        for (read, id) in ids.enumerated() {
+            try stopIfInterrupted(printed: read, of: ids.count)
             var document: JSONValue?
             var values: [(String, JSONValue)] = []
             for column in columns {

@@ -26,9 +26,10 @@ extension Command {
         discussion: """
         Sends QUERY as q (the words of QUERY may be separate arguments), with --fq passed through as
         the Lucene filter, --from/--to (YYYY-MM-DD, inclusive) as begin_date/end_date, and --sort.
-        Fetches --pages N pages of 10 (default 1), or with --all every hit: a date range with more
-        than 1,000 hits (the API's 100-page cap) is split until each part can be paged through. Each
-        page is stored as soon as it arrives, so Ctrl-C (or a crash) loses at most the page in flight.
+        Fetches --pages N pages of 10 (default 1), or with --all every hit (oldest first unless
+        --sort is given): a date range with more than 1,000 hits (the API's 100-page cap) is split
+        until each part can be paged through. Each page is stored as soon as it arrives, so Ctrl-C
+        (or a crash) loses at most the page in flight.
 
         Prints a summary (fetched, added, updated, unchanged, pages) and then the fetched articles
         from the store, like find (--fields and --limit as in find; csv prints the summary on stderr).
@@ -48,7 +49,7 @@ extension Command {
                   Option("--save", value: "NAME", help: "save the search under NAME for refresh"),
                   Option("--limit", value: "N", help: "show at most N articles"),
                   Option("--fields", value: "a,b.c", help: "the fields to show (dotted paths, comma-separated)")] + apiOptions,
-        arity: 0...Int.max, isWriting: true
+        arity: 0...Int.max, isWriting: true, isInterruptible: true
     ) { invocation, shell in
         let request = try searchRequest(invocation)
         let limit = try pageLimit(invocation)
@@ -143,7 +144,7 @@ extension Command {
         search: the range fetched and what changed.
         """ + "\n\n" + apiHelp,
         examples: ["refresh", "refresh climate desks", "refresh climate --pace 12"],
-        options: apiOptions, arity: 0...Int.max, isWriting: true
+        options: apiOptions, arity: 0...Int.max, isWriting: true, isInterruptible: true
     ) { invocation, shell in
         let configuration = try clientConfiguration(invocation, shell: shell, command: "refresh")
         let store = try shell.store()

@@ -35,12 +35,15 @@ public struct Command: Sendable {
     public var arity: ClosedRange<Int>
     /// Whether the command writes to the store (and so needs the write lock).
     public var isWriting: Bool
+    /// Whether Ctrl-C asks the command to stop at its next safe point (instead of ending the
+    /// process): long commands that check `Interruption.isRequested`.
+    public var isInterruptible: Bool
     /// Runs the command.
     public var run: @Sendable (Invocation, Shell) throws -> Void
 
     /// Creates a command.
     public init(name: String, synopsis: String, summary: String, discussion: String = "", examples: [String] = [],
-                options: [Option] = [], arity: ClosedRange<Int>, isWriting: Bool = false,
+                options: [Option] = [], arity: ClosedRange<Int>, isWriting: Bool = false, isInterruptible: Bool = false,
                 run: @escaping @Sendable (Invocation, Shell) throws -> Void) {
         self.name = name
         self.synopsis = synopsis
@@ -50,6 +53,7 @@ public struct Command: Sendable {
         self.options = options
         self.arity = arity
         self.isWriting = isWriting
+        self.isInterruptible = isInterruptible
         self.run = run
     }
 

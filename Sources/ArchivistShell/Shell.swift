@@ -147,7 +147,11 @@ public final class Shell: @unchecked Sendable {
         }
         do {
             let invocation = try command.parse(arguments)
-            try command.run(invocation, self)
+            if command.isInterruptible {
+                try Interruption.catching { try command.run(invocation, self) }
+            } else {
+                try command.run(invocation, self)
+            }
             return ExitStatus.success
         } catch {
             return report(error)

@@ -55,4 +55,35 @@ struct InterruptTests {
         #expect(try store.count == 2_000)
         #expect(try store.check().isEmpty)
     }
+
+    @Test func ctrlCStopsALongFindListing() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let file = sandbox.io + "/articles.jsonl"
+        try sandbox.write(ArticleGenerator.jsonLines(count: 3_000, seed: 32), to: file)
+        #expect(try sandbox.run(["import", file]).status == 0)
+
+        // A reader that does not read yet: the listing blocks on a full pipe.
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try CLI.binary())
+        process.arguments = ["--data", sandbox.data, "--format", "jsonl", "find"]
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        usleep(500_000)
+        kill(process.processIdentifier, SIGINT)
+        usleep(100_000)
+        let printed = output.fileHandleForReading.readDataToEndOfFile()
+        let message = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let lines = printed.split(separator: 0x0A)
+        #expect(process.terminationReason == .exit && process.terminationStatus == 130)
+        #expect(lines.count < 3_000, "stopped early")
+        #expect(String(decoding: message, as: UTF8.self).hasPrefix("error: interrupted after "))
+        // Everything printed is whole documents.
+        for line in lines { #expect((try? JSONParser.parse(Array(line))) != nil) }
+    }
 }
