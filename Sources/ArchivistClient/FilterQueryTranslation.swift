@@ -20,9 +20,15 @@ public enum FilterQueryTranslation {
                 while true {
                     inside = inside.drop { $0 == " " }
                     if inside.isEmpty { break }
+                    let wasQuoted = inside.first == "\""
                     guard let (value, after) = word(inside) else { return nil }
-                    values.append(value)
                     inside = after
+                    if !wasQuoted {
+                        // Inside the parentheses, OR is the default meaning; AND and NOT are not.
+                        if value == "OR" || value == "||" { continue }
+                        if ["AND", "NOT", "&&", "!"].contains(value) { return nil }
+                    }
+                    values.append(value)
                 }
                 rest = rest[rest.index(after: close)...]
             } else {
@@ -52,7 +58,8 @@ public enum FilterQueryTranslation {
         }
         let end = text.firstIndex { $0 == " " || $0 == ")" || $0 == "(" || $0 == "\"" } ?? text.endIndex
         let value = text[..<end]
-        guard !value.isEmpty, !value.contains("*"), !value.contains("[") else { return nil }
+        // Wildcards, fuzzy and boost markers, ranges and escapes are Lucene syntax, not values.
+        guard !value.isEmpty, !value.contains(where: { "*?~^[]{}\\:".contains($0) }) else { return nil }
         return (String(value), text[end...])
     }
 }

@@ -122,7 +122,8 @@ public final class NYTClient: Sendable {
         do {
             response = try await transport.get(url, timeout: configuration.timeout)
         } catch {
-            return .failure(.unreachable(url: shownURL, reason: error.reason, attempts: attempt), retryable: error.reason)
+            let reason = redacting(error.reason)
+            return .failure(.unreachable(url: shownURL, reason: reason, attempts: attempt), retryable: reason)
         }
         if (200..<300).contains(response.status) { return .success(response) }
         let fault = redacting(NYTClient.describeFault(body: response.body, contentType: response.contentType))

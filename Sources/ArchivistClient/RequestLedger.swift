@@ -28,7 +28,8 @@ public final class MemoryRequestLedger: RequestLedger {
     /// Reserves a slot (see `RequestLedger`).
     public func reserve(at now: Date, pace: Double) throws(ClientError) -> LedgerSlot {
         state.withLock { state in
-            if let last = state.last, now.timeIntervalSince(last) < pace {
+            // A clock set back (now before the last request) grants at once, as the file ledger does.
+            if let last = state.last, now >= last, now.timeIntervalSince(last) < pace {
                 return .wait(seconds: pace - now.timeIntervalSince(last))
             }
             let today = CalendarDay(now)

@@ -71,39 +71,47 @@ public struct SavedSearches: Sendable {
 
     /// Adds or replaces a saved search.
     public func save(_ search: SavedSearch) throws(ClientError) {
+        guard SavedSearch.isValidName(search.name) else {
+            throw .invalidRequest(parameter: "--save", reason: "'\(search.name)' is not a name of letters, digits, '.', '_' and '-' (at most 64)")
+        }
         try update { searches in
             searches.removeAll { $0.name == search.name }
             searches.append(search)
+            return true
         }
     }
 
     /// Forgets the saved search `name`; its articles stay in the store.
     public func remove(named name: String) throws(ClientError) {
         _ = try search(named: name)
-        try update { searches in searches.removeAll { $0.name == name } }
+        try update { searches in
+            searches.removeAll { $0.name == name }
+            return true
+        }
     }
 
     /// Records a run of `name` (when it exists): its time, its summary and, for a complete run,
     /// the newest publication date seen.
     public func recordRun(of name: String, at date: Date, summary: HarvestSummary, isComplete: Bool) throws(ClientError) {
         try update { searches in
-            guard let index = searches.firstIndex(where: { $0.name == name }) else { return }
+            guard let index = searches.firstIndex(where: { $0.name == name }) else { return false }
             searches[index].lastRunAt = date
             searches[index].lastRun = summary
             if isComplete, let newest = summary.newestPublication,
                newest > (searches[index].newestPublication ?? .distantPast) {
                 searches[index].newestPublication = newest
             }
+            return true
         }
     }
 
-    private func update(_ change: (inout [SavedSearch]) -> Void) throws(ClientError) {
+    /// Applies `change` under the lock; a change that returns false writes nothing.
+    private func update(_ change: (inout [SavedSearch]) -> Bool) throws(ClientError) {
         let path = self.path
         do {
             try store.updateSideFile(named: FileNames.savedSearches) { (current: [UInt8]?) throws(StoreError) -> [UInt8]? in
                 var searches = try current.map { (bytes) throws(StoreError) in try SavedSearches.decode(bytes, path: path) } ?? []
-                change(&searches)
-                return SavedSearches.encode(searches)
+                return change(&searches) ? SavedSearches.encode(searches) : nil
             }
         } catch {
             throw .storage(error)

@@ -77,7 +77,7 @@ public struct SearchRequest: Sendable, Equatable {
         while trimmed.hasSuffix("/") { trimmed.removeLast() }
         guard var components = URLComponents(string: trimmed + SearchRequest.path),
               let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
-              components.host?.isEmpty == false
+              components.host?.isEmpty == false, components.query == nil, components.fragment == nil
         else { return nil }
         components.queryItems = queryItems(apiKey: apiKey)
         // URLComponents leaves `+`, `:` and the like as they are; a `+` would read as a space.

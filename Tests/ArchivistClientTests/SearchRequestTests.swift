@@ -47,7 +47,8 @@ func componentQueryItems(_ url: URL) -> [URLQueryItem] {
     }
 
     @Test(arguments: ["ftp://api.nytimes.com", "file:///tmp/x", "mailto:someone@example.com", "https://", "http:///path",
-                      "garbage", "", "api.nytimes.com", "//api.nytimes.com", "https://exa mple.com", "https//api.nytimes.com"])
+                      "garbage", "", "api.nytimes.com", "//api.nytimes.com", "https://exa mple.com", "https//api.nytimes.com",
+                      "https://api.nytimes.com?x=1", "https://api.nytimes.com#part"])
     func baseThatIsNotAnHTTPURLWithAHostGivesNil(base: String) {
         #expect(SearchRequest(query: "jury").url(base: base, apiKey: "k") == nil)
         #expect(SearchRequest(query: "jury").url(base: base, apiKey: nil) == nil)
