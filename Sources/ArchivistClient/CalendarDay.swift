@@ -1,3 +1,4 @@
+import ArchivistStore
 import Foundation
 
 /// A day of the proleptic Gregorian calendar in UTC, as the API's `begin_date`/`end_date` mean it.
@@ -30,8 +31,8 @@ public struct CalendarDay: Sendable, Hashable, Comparable, CustomStringConvertib
         guard digits.allSatisfy({ $0 >= 48 && $0 <= 57 }) else { return nil }
         func number(_ range: Range<Int>) -> Int { digits[range].reduce(0) { $0 * 10 + Int($1 - 48) } }
         let year = number(0..<4), month = number(4..<6), day = number(6..<8)
-        guard (1...12).contains(month), day >= 1, day <= CalendarDay.daysIn(month: month, year: year) else { return nil }
-        dayNumber = CalendarDay.daysFromCivil(year: year, month: month, day: day)
+        guard ISODate.isValid(year: Int64(year), month: Int64(month), day: Int64(day)) else { return nil }
+        dayNumber = Int(ISODate.daysFromCivil(year: Int64(year), month: Int64(month), day: Int64(day)))
     }
 
     /// Today in UTC.
@@ -75,24 +76,5 @@ public struct CalendarDay: Sendable, Hashable, Comparable, CustomStringConvertib
     private func pad(_ value: Int, _ width: Int) -> String {
         let text = String(value)
         return text.count >= width ? text : String(repeating: "0", count: width - text.count) + text
-    }
-
-    static func daysIn(month: Int, year: Int) -> Int {
-        switch month {
-        case 2: return (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
-        case 4, 6, 9, 11: return 30
-        default: return 31
-        }
-    }
-
-    /// Howard Hinnant's days_from_civil.
-    static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let mp = month > 2 ? month - 3 : month + 9
-        let doy = (153 * mp + 2) / 5 + day - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146_097 + doe - 719_468
     }
 }

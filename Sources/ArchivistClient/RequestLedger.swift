@@ -129,8 +129,7 @@ public final class StoreRequestLedger: RequestLedger {
         func encoded() -> [UInt8] {
             var members: [JSONMember] = []
             if let lastRequest {
-                let stamp = Timestamp(milliseconds: Int64((lastRequest.timeIntervalSince1970 * 1000).rounded(.down)))
-                members.append(JSONMember(key: "last_request_at", value: .string(stamp.description)))
+                members.append(JSONMember(key: "last_request_at", value: .string(Timestamp(lastRequest).description)))
             }
             members.append(JSONMember(key: "requests_per_day", value: .object(sorting: perDay.map {
                 JSONMember(key: $0.key.description, value: .number(String($0.value)))

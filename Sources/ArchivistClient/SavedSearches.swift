@@ -131,9 +131,9 @@ public struct SavedSearches: Sendable {
             add("from", search.request.from?.description)
             add("to", search.request.to?.description)
             add("sort", search.request.sort?.rawValue)
-            add("saved_at", stamp(search.savedAt))
-            add("last_run_at", search.lastRunAt.map(stamp))
-            add("newest_pub_date", search.newestPublication.map(stamp))
+            add("saved_at", Timestamp(search.savedAt).description)
+            add("last_run_at", search.lastRunAt.map { Timestamp($0).description })
+            add("newest_pub_date", search.newestPublication.map { Timestamp($0).description })
             if let run = search.lastRun {
                 fields.append(JSONMember(key: "last_run", value: .object(sorting: [
                     JSONMember(key: "fetched", value: .number(String(run.fetched))),
@@ -205,9 +205,5 @@ public struct SavedSearches: Sendable {
                                       newestPublication: try date("newest_pub_date")))
         }
         return result
-    }
-
-    private static func stamp(_ date: Date) -> String {
-        Timestamp(milliseconds: Int64((date.timeIntervalSince1970 * 1000).rounded(.down))).description
     }
 }

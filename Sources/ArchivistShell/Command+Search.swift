@@ -120,10 +120,10 @@ extension Command {
                 ("from", text(search.request.from?.description)),
                 ("to", text(search.request.to?.description)),
                 ("sort", text(search.request.sort?.rawValue)),
-                ("last_run_at", text(search.lastRunAt.map(stamp))),
+                ("last_run_at", text(search.lastRunAt.map { Timestamp($0).description })),
                 ("fetched", search.lastRun.map { .int($0.fetched) } ?? .null),
                 ("added", search.lastRun.map { .int($0.added) } ?? .null),
-                ("newest_pub_date", text(search.newestPublication.map(stamp))),
+                ("newest_pub_date", text(search.newestPublication.map { Timestamp($0).description })),
             ])
         }
         if records.isEmpty, shell.effectiveFormat == .table {
@@ -269,10 +269,6 @@ extension Command {
 
     static func fieldList(_ text: String?) -> [String]? {
         text.map { $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } }
-    }
-
-    private static func stamp(_ date: Date) -> String {
-        Timestamp(milliseconds: Int64((date.timeIntervalSince1970 * 1000).rounded(.down))).description
     }
 
     // MARK: Running

@@ -78,14 +78,16 @@ public enum ISODate {
     }
 
     /// Whether a day exists in the proleptic Gregorian calendar (no February 30th).
-    static func isValid(year: Int64, month: Int64, day: Int64) -> Bool {
+    public static func isValid(year: Int64, month: Int64, day: Int64) -> Bool {
         guard (1...12).contains(month), day >= 1 else { return false }
         let isLeap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0
         let lengths: [Int64] = [31, isLeap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
         return day <= lengths[Int(month - 1)]
     }
 
-    static func daysFromCivil(year: Int64, month: Int64, day: Int64) -> Int64 {
+    /// Days from 1970-01-01 to a day of the proleptic Gregorian calendar (Howard Hinnant's
+    /// days_from_civil).
+    public static func daysFromCivil(year: Int64, month: Int64, day: Int64) -> Int64 {
         let y = month <= 2 ? year - 1 : year
         let era = (y >= 0 ? y : y - 399) / 400
         let yoe = y - era * 400

@@ -13,9 +13,14 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
         self.milliseconds = milliseconds
     }
 
+    /// The instant of a `Date`, to the millisecond (rounded down).
+    public init(_ date: Date) {
+        self.milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+    }
+
     /// The current time.
     public static func now() -> Timestamp {
-        Timestamp(milliseconds: Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)))
+        Timestamp(Date())
     }
 
     /// The instant as a `Date`.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ArchivistClient
+import ArchivistStore
 
 @Suite struct CalendarDayTests {
     // MARK: Parsing
@@ -91,8 +92,8 @@ import Testing
 
     @Test func everyDayOfTwoCenturiesRoundTripsThroughBothSpellings() {
         // 1900-01-01 to 2099-12-31, every day; then every 997th day of years 1 to 9999.
-        let first = CalendarDay.daysFromCivil(year: 1900, month: 1, day: 1)
-        let last = CalendarDay.daysFromCivil(year: 2099, month: 12, day: 31)
+        let first = Int(ISODate.daysFromCivil(year: 1900, month: 1, day: 1))
+        let last = Int(ISODate.daysFromCivil(year: 2099, month: 12, day: 31))
         var failures: [Int] = []
         var previous: (year: Int, month: Int, day: Int)?
         for number in first...last {
@@ -101,15 +102,15 @@ import Testing
             // Consecutive days: the next day is the day after in the calendar.
             let components = day.components
             if let previous {
-                let next = previous.day < CalendarDay.daysIn(month: previous.month, year: previous.year)
+                let next = ISODate.isValid(year: Int64(previous.year), month: Int64(previous.month), day: Int64(previous.day + 1))
                     ? (previous.year, previous.month, previous.day + 1)
                     : previous.month < 12 ? (previous.year, previous.month + 1, 1) : (previous.year + 1, 1, 1)
                 if next != components { failures.append(number) }
             }
             previous = components
         }
-        let lowest = CalendarDay.daysFromCivil(year: 1, month: 1, day: 1)
-        let highest = CalendarDay.daysFromCivil(year: 9999, month: 12, day: 31)
+        let lowest = Int(ISODate.daysFromCivil(year: 1, month: 1, day: 1))
+        let highest = Int(ISODate.daysFromCivil(year: 9999, month: 12, day: 31))
         for number in stride(from: lowest, through: highest, by: 997) {
             let day = CalendarDay(dayNumber: number)
             if CalendarDay(day.description) != day || CalendarDay(day.compact) != day { failures.append(number) }
@@ -121,8 +122,8 @@ import Testing
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = try #require(TimeZone(identifier: "UTC"))
         // Foundation's Gregorian calendar is Julian before 1582-10-15, so compare from 1583 on.
-        let first = CalendarDay.daysFromCivil(year: 1583, month: 1, day: 1)
-        let last = CalendarDay.daysFromCivil(year: 2400, month: 12, day: 31)
+        let first = Int(ISODate.daysFromCivil(year: 1583, month: 1, day: 1))
+        let last = Int(ISODate.daysFromCivil(year: 2400, month: 12, day: 31))
         var mismatches: [String] = []
         for number in stride(from: first, through: last, by: 37) {
             let day = CalendarDay(dayNumber: number)
