@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
 import ArchivistClient
 import Foundation
 import Synchronization
@@ -31,7 +34,7 @@ final class ProgressReporter: Sendable {
             line("warning: \(day) alone has \(hits) hits; only the first 1,000 can be fetched")
         case .client(.pacing(let seconds)):
             let page = lastPage.withLock { $0 }
-            status((page.isEmpty ? "" : page + " · ") + String(format: "waiting %.1f s for the pace (NYT allows 5 a minute)", seconds))
+            status((page.isEmpty ? "" : page + " · ") + String(format: "waiting %.1f s for the pace", seconds))
         case .client(.retrying(let attempt, let reason, let delay)):
             line("note: attempt \(attempt) failed (\(reason)); retrying in " + String(format: "%.1f", delay) + " s")
         case .client(.quotaWarning(let count)):
@@ -50,8 +53,10 @@ final class ProgressReporter: Sendable {
 
     private func status(_ text: String) {
         guard isLive else { return }
+        // One row only: a line that wrapped could not be rewritten in place.
+        let line = DisplayWidth.clipped(text, to: Renderer.terminalWidth(of: STDERR_FILENO) - 1)
         statusShown.withLock { shown in
-            errors.write("\r\u{1B}[2K" + text)
+            errors.write("\r\u{1B}[2K" + line)
             errors.flush()
             shown = true
         }

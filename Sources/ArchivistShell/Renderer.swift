@@ -33,9 +33,14 @@ public struct Renderer: Sendable {
 
     /// The width tables fit: `COLUMNS`, else the terminal's, else 80.
     public static func terminalWidth() -> Int {
+        terminalWidth(of: STDOUT_FILENO)
+    }
+
+    /// The width of the terminal on `descriptor`: `COLUMNS`, else the terminal's, else 80.
+    public static func terminalWidth(of descriptor: Int32) -> Int {
         if let columns = ProcessInfo.processInfo.environment["COLUMNS"].flatMap(Int.init), columns > 0 { return columns }
         var size = winsize()
-        if ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 { return Int(size.ws_col) }
+        if ioctl(descriptor, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 { return Int(size.ws_col) }
         return 80
     }
 
