@@ -201,6 +201,17 @@ final class SearchCommandTests {
         #expect(result.stderrText.contains("HTML page"), "\(result)")
     }
 
+    @Test func aFilterTheAPIRefusesIsA400WithItsMessageAndNoRetry() throws {
+        let server = try FakeNYTServer(documents: [], apiKey: Self.key)
+        let result = try search(["--fq", "news_desk:[Sports TO Arts]"], server: server)
+        #expect(result.status == 1, "\(result)")
+        #expect(server.requests.count == 1)
+        let line = try #require(result.stderrLines.first)
+        #expect(line.hasPrefix("error: page 0: HTTP 400 from "), "\(line)")
+        #expect(line.contains("fq=news_desk:%5BSports%20TO%20Arts%5D") || line.contains("fq=news_desk"), "\(line)")
+        #expect(line.lowercased().contains("fq"), "the server's message names the filter: \(line)")
+    }
+
     @Test func malformedPageStoresNothingFromItAndKeepsEarlierPages() throws {
         let server = try FakeNYTServer(documents: ArticleGenerator.corpus(count: 40, seed: 19, from: "2021-01-01", to: "2021-01-31"),
                                        apiKey: Self.key)
