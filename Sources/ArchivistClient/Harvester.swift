@@ -73,7 +73,7 @@ public final class Harvester: Sendable {
             try client.validate(request)
             switch limit {
             case .pages(let count):
-                try await fetchPages(request, upTo: count, range: nil, run: &run, onEvent: onEvent)
+                try await fetchPages(request, from: 0, upTo: count, range: nil, run: &run, onEvent: onEvent)
             case .all:
                 // Oldest first unless asked otherwise: articles published during the run then
                 // land on later pages instead of shifting the earlier ones.
@@ -93,16 +93,17 @@ public final class Harvester: Sendable {
         var seen: Set<String> = []
     }
 
-    /// Fetches pages 0..<count of one request (fewer when the hits run out).
-    private func fetchPages(_ request: SearchRequest, upTo count: Int, range: String?, run: inout Run,
+    /// Fetches pages `first..<planned` of one request, fewer when the hits run out (the plan is
+    /// cut to the pages the latest hit count needs, and an empty page ends it).
+    private func fetchPages(_ request: SearchRequest, from first: Int, upTo planned: Int, range: String?, run: inout Run,
                             onEvent: @escaping @Sendable (HarvestEvent) -> Void) async throws(ClientError) {
         var request = request
-        var planned = min(count, SearchRequest.lastPage + 1)
-        var page = 0
+        var planned = min(planned, SearchRequest.lastPage + 1)
+        var page = first
         while page < planned {
             request.page = page
             let response = try await fetchPage(request, run: &run, onEvent: onEvent)
-            planned = min(planned, max(1, SearchRequest.pagesNeeded(forHits: response.hits)))
+            planned = min(planned, max(page + 1, SearchRequest.pagesNeeded(forHits: response.hits)))
             onEvent(.page(page + 1, of: planned, range: range, documents: run.summary.fetched))
             if response.documents.isEmpty { break }
             page += 1
@@ -119,7 +120,7 @@ public final class Harvester: Sendable {
         let pages = SearchRequest.pagesNeeded(forHits: response.hits)
         if response.hits <= SearchRequest.reachableHits || response.documents.isEmpty {
             onEvent(.page(1, of: max(1, pages), range: label, documents: run.summary.fetched))
-            if pages > 1 { try await fetchRest(request, pages: pages, range: label, run: &run, onEvent: onEvent) }
+            try await fetchPages(request, from: 1, upTo: pages, range: label, run: &run, onEvent: onEvent)
             return
         }
         let from = request.from ?? Harvester.firstDay
@@ -128,7 +129,7 @@ public final class Harvester: Sendable {
         if days <= 1 {
             onEvent(.dayTooLarge(day: from, hits: response.hits))
             onEvent(.page(1, of: SearchRequest.lastPage, range: label, documents: run.summary.fetched))
-            try await fetchRest(request, pages: SearchRequest.lastPage, range: label, run: &run, onEvent: onEvent)
+            try await fetchPages(request, from: 1, upTo: SearchRequest.lastPage, range: label, run: &run, onEvent: onEvent)
             run.summary.unreachableHits += max(0, response.hits - SearchRequest.lastPage * SearchRequest.pageSize)
             return
         }
@@ -147,22 +148,6 @@ public final class Harvester: Sendable {
             part.from = start
             part.to = end
             try await fetchAll(part, splitLevel: splitLevel + 1, run: &run, onEvent: onEvent)
-        }
-    }
-
-    /// Fetches pages 1..<pages (page 0 is in hand).
-    private func fetchRest(_ request: SearchRequest, pages: Int, range: String?, run: inout Run,
-                           onEvent: @escaping @Sendable (HarvestEvent) -> Void) async throws(ClientError) {
-        var request = request
-        var planned = min(pages, SearchRequest.lastPage)
-        var page = 1
-        while page < planned {
-            request.page = page
-            let response = try await fetchPage(request, run: &run, onEvent: onEvent)
-            planned = min(planned, max(page + 1, SearchRequest.pagesNeeded(forHits: response.hits)))
-            onEvent(.page(page + 1, of: planned, range: range, documents: run.summary.fetched))
-            if response.documents.isEmpty { break }
-            page += 1
         }
     }
 
