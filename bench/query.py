@@ -45,7 +45,6 @@ Usage:
 Standard library only (plus the sqlite3 and jq programs).
 """
 
-import argparse
 import datetime
 import json
 import os
@@ -60,9 +59,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from run import build, check, last_json_line, log, measure, publish, settle  # noqa: E402  (bench/run.py's helpers)
+from run import (binaries, check, last_json_line, log, measure, parse_arguments, publish, settle,  # noqa: E402
+                 source_state, work_folder)  # (bench/run.py's helpers)
 
-ROOT = Path(__file__).resolve().parent.parent
 
 FAST_MS = 1.0  # warm indexed equality and top-10
 TEXT_FACET_MS = 20.0  # warm text search and facet
@@ -196,15 +195,6 @@ def plural(n, word):
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
-def source_state():
-    """The commit measured, and whether the working tree differed from it."""
-    try:
-        return subprocess.run(["git", "describe", "--always", "--dirty"], cwd=ROOT, capture_output=True, text=True,
-                              check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-
-
 def ms(value):
     if value is None:
         return "–"
@@ -227,19 +217,13 @@ def spread_cell(seconds):
 
 
 def main():
-    parser = argparse.ArgumentParser(description="Archivist query benchmark (prints a Markdown table).")
-    parser.add_argument("--count", type=int, default=100_000, help="documents to generate and import (default 100000)")
-    parser.add_argument("--quick", action="store_true", help="10000 documents")
-    parser.add_argument("--repeats", type=int, default=50, help="warm runs of each query (default 50)")
-    parser.add_argument("--jq-repeats", type=int, default=3, help="jq runs of each query (default 3)")
-    parser.add_argument("--oneshot-repeats", type=int, default=5, help="runs of each one-shot count (default 5)")
-    parser.add_argument("--text", default="election", help="the word of the text search (default election)")
-    parser.add_argument("--seed", type=int, default=42, help="generator seed (default 42)")
-    parser.add_argument("--scratch-path", help="SwiftPM scratch path (default .build)")
-    parser.add_argument("--workdir", help="folder for the temporary data (default: the system temp folder)")
-    parser.add_argument("--skip-build", action="store_true", help="use the binaries already built")
-    args = parser.parse_args()
-    count = 10_000 if args.quick else args.count
+    def more(parser):
+        parser.add_argument("--jq-repeats", type=int, default=3, help="jq runs of each query (default 3)")
+        parser.add_argument("--oneshot-repeats", type=int, default=5, help="runs of each one-shot count (default 5)")
+        parser.add_argument("--text", default="election", help="the word of the text search (default election)")
+
+    parser, args, count = parse_arguments("Archivist query benchmark (prints a Markdown table).", 100_000, 10_000,
+                                          "documents to generate and import", 50, "warm runs of each query", more=more)
     if count <= 0 or args.repeats <= 0 or args.jq_repeats <= 0 or args.oneshot_repeats <= 0:
         parser.error("--count and the repeats must be positive")
     if not args.text.isalnum():
@@ -251,22 +235,9 @@ def main():
     jq_version = subprocess.run(["jq", "--version"], capture_output=True, text=True).stdout.strip()
     sqlite_version = subprocess.run(["sqlite3", "--version"], capture_output=True, text=True).stdout.split()[0]
 
-    if args.skip_build:
-        extra = ["--scratch-path", args.scratch_path] if args.scratch_path else []
-        bin_path = subprocess.run(["swift", "build", "-c", "release", "--show-bin-path"] + extra, cwd=ROOT, check=True,
-                                  capture_output=True, text=True).stdout.strip().splitlines()[-1]
-        archivist, bench = Path(bin_path) / "archivist", Path(bin_path) / "archivist-bench"
-    else:
-        archivist, bench = build(args.scratch_path)
-
-    work = Path(tempfile.mkdtemp(prefix="archivist-qbench-", dir=args.workdir))
+    archivist, bench = binaries(args.scratch_path, args.skip_build, ("archivist", "archivist-bench"))
     # Generated and exported JSON Lines, the store (a 4 KiB block or two per document), two databases.
-    needed = count * (2 * 2_100 + 9_000 + 2 * 2_500)
-    free = shutil.disk_usage(work).free
-    if free < needed * 1.2:
-        shutil.rmtree(work, ignore_errors=True)
-        log(f"{work.parent}: {free / 1e9:.1f} GB free, about {needed / 1e9:.1f} GB needed (use --workdir)")
-        sys.exit(1)
+    work = work_folder("archivist-qbench-", args.workdir, count * (2 * 2_100 + 9_000 + 2 * 2_500))
     plan = queries(args.text)
     try:
         jsonl = work / "generated.jsonl"

@@ -104,23 +104,64 @@ def last_json_line(text, what):
     sys.exit(1)
 
 
-def build(scratch_path):
+def parse_arguments(description, count, quick, count_help, repeats, repeats_help, seed_help="generator seed", more=None):
+    """Parses the options every benchmark takes, with `more(parser)` adding the script's own after
+    --repeats. Returns the parser, the arguments and the document count (`quick` with --quick)."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--count", type=int, default=count, help=f"{count_help} (default {count})")
+    parser.add_argument("--quick", action="store_true", help=f"{quick} documents")
+    parser.add_argument("--repeats", type=int, default=repeats, help=f"{repeats_help} (default {repeats})")
+    if more:
+        more(parser)
+    parser.add_argument("--seed", type=int, default=42, help=f"{seed_help} (default 42)")
+    parser.add_argument("--scratch-path", help="SwiftPM scratch path (default .build)")
+    parser.add_argument("--workdir", help="folder for the temporary data (default: the system temp folder)")
+    parser.add_argument("--skip-build", action="store_true", help="use the binaries already built")
+    args = parser.parse_args()
+    return parser, args, quick if args.quick else args.count
+
+
+def binaries(scratch_path, skip_build, products):
+    """Builds `products` in release mode (unless skip_build); returns their paths, in order."""
     extra = ["--scratch-path", scratch_path] if scratch_path else []
-    for product in ("archivist", "archivist-bench"):
-        log(f"building {product} (release)...")
-        if subprocess.run(["swift", "build", "-c", "release", "--product", product] + extra, cwd=ROOT,
-                          stdout=sys.stderr).returncode != 0:
-            log(f"swift build --product {product} failed")
-            sys.exit(1)
+    if not skip_build:
+        for product in products:
+            log(f"building {product} (release)...")
+            if subprocess.run(["swift", "build", "-c", "release", "--product", product] + extra, cwd=ROOT,
+                              stdout=sys.stderr).returncode != 0:
+                log(f"swift build --product {product} failed")
+                sys.exit(1)
     bin_path = subprocess.run(["swift", "build", "-c", "release", "--show-bin-path"] + extra, cwd=ROOT, check=True,
                               capture_output=True, text=True).stdout.strip().splitlines()[-1]
-    archivist = Path(bin_path) / "archivist"
-    bench = Path(bin_path) / "archivist-bench"
-    for binary in (archivist, bench):
+    paths = [Path(bin_path) / product for product in products]
+    for binary in paths:
         if not binary.exists():
             log(f"{binary}: not built")
             sys.exit(1)
-    return archivist, bench
+    return paths
+
+
+def work_folder(prefix, parent, needed):
+    """A fresh temporary folder in `parent` (None: the system temp folder); exits 1 when its file
+    system has less than 1.2 x `needed` bytes free."""
+    work = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+    free = shutil.disk_usage(work).free
+    if free < needed * 1.2:
+        shutil.rmtree(work, ignore_errors=True)
+        log(f"{work.parent}: {free / 1e9:.1f} GB free, about {needed / 1e9:.1f} GB needed (use --workdir)")
+        sys.exit(1)
+    return work
+
+
+def source_state():
+    """The commit measured, with -dirty when tracked files differ from it (read-only git commands)."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+                              check=True).stdout.strip()
+        dirty = subprocess.run(["git", "diff", "--quiet", "HEAD", "--"], cwd=ROOT, capture_output=True).returncode != 0
+        return head + ("-dirty" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
 
 
 def sql_quote(text):
@@ -198,39 +239,23 @@ def fmt_seconds(values):
     return f"{median:.3f} s", f"{low:.3f} – {high:.3f} s"
 
 
+def table_row(name, median, spread, rss_values, note):
+    """A row of the measurement tables: name, median, min – max, peak RSS (the largest), notes."""
+    return f"| {name} | {median} | {spread} | {max(rss_values):.1f} MB | {note} |"
+
+
 def main():
-    parser = argparse.ArgumentParser(description="Archivist import and open benchmark (prints a Markdown table).")
-    parser.add_argument("--count", type=int, default=100_000, help="documents to generate and import (default 100000)")
-    parser.add_argument("--quick", action="store_true", help="10000 documents")
-    parser.add_argument("--repeats", type=int, default=3, help="runs of each measurement (default 3)")
-    parser.add_argument("--seed", type=int, default=42, help="generator seed (default 42)")
-    parser.add_argument("--scratch-path", help="SwiftPM scratch path (default .build)")
-    parser.add_argument("--workdir", help="folder for the temporary data (default: the system temp folder)")
-    parser.add_argument("--skip-build", action="store_true", help="use the binaries already built")
-    args = parser.parse_args()
-    count = 10_000 if args.quick else args.count
+    parser, args, count = parse_arguments("Archivist import and open benchmark (prints a Markdown table).",
+                                          100_000, 10_000, "documents to generate and import", 3, "runs of each measurement")
     if count <= 0 or args.repeats <= 0:
         parser.error("--count and --repeats must be positive")
     if shutil.which("sqlite3") is None:
         log("sqlite3 is not installed (apt-get install sqlite3)")
         sys.exit(1)
 
-    if args.skip_build:
-        extra = ["--scratch-path", args.scratch_path] if args.scratch_path else []
-        bin_path = subprocess.run(["swift", "build", "-c", "release", "--show-bin-path"] + extra, cwd=ROOT, check=True,
-                                  capture_output=True, text=True).stdout.strip().splitlines()[-1]
-        archivist, bench = Path(bin_path) / "archivist", Path(bin_path) / "archivist-bench"
-    else:
-        archivist, bench = build(args.scratch_path)
-
-    work = Path(tempfile.mkdtemp(prefix="archivist-bench-", dir=args.workdir))
+    archivist, bench = binaries(args.scratch_path, args.skip_build, ("archivist", "archivist-bench"))
     # Every folder is kept until the end: about 4 KiB blocks x N per file-per-document folder.
-    needed = count * args.repeats * (2 * 5_000 + 3_000) + count * 5_000
-    free = shutil.disk_usage(work).free
-    if free < needed * 1.2:
-        shutil.rmtree(work, ignore_errors=True)
-        log(f"{work.parent}: {free / 1e9:.1f} GB free, about {needed / 1e9:.1f} GB needed (use --workdir)")
-        sys.exit(1)
+    work = work_folder("archivist-bench-", args.workdir, count * args.repeats * (2 * 5_000 + 3_000) + count * 5_000)
     try:
         jsonl = work / "docs.jsonl"
         log(f"generating {count:,} documents (seed {args.seed})...")
@@ -321,9 +346,6 @@ def main():
         (f"open + stats peak RSS < {OPEN_RSS_TARGET_MB:.0f} MB (max)", f"{stats_rss:.1f} MB", stats_rss < OPEN_RSS_TARGET_MB),
     ]
 
-    def row(name, median, spread, rss_values, note):
-        return f"| {name} | {median} | {spread} | {max(rss_values):.1f} MB | {note} |"
-
     lines = [
         f"# Archivist benchmark: {count:,} documents",
         "",
@@ -334,15 +356,15 @@ def main():
         "",
         "| Measurement | Median | Min – max | Peak RSS | Notes |",
         "|---|---:|---:|---:|---|",
-        row("(a) archivist import (docs/s)", *fmt_rate(results["archivist"]), rss["archivist"],
+        table_row("(a) archivist import (docs/s)", *fmt_rate(results["archivist"]), rss["archivist"],
             "`archivist --data DIR import FILE`, durable batches"),
-        row("(b) raw file system (docs/s)", *fmt_rate(results["rawfs"]), rss["rawfs"],
+        table_row("(b) raw file system (docs/s)", *fmt_rate(results["rawfs"]), rss["rawfs"],
             f"parse, pretty, write tmp/, rename into docs/<bb>/, one syncfs (median {statistics.median(raw_sync):.2f} s)"),
-        row("(c) sqlite3, one transaction (docs/s)", *fmt_rate(results["sqlite"]), rss["sqlite"],
+        table_row("(c) sqlite3, one transaction (docs/s)", *fmt_rate(results["sqlite"]), rss["sqlite"],
             "`docs(id TEXT PRIMARY KEY, body TEXT)`, INSERT script in BEGIN/COMMIT"),
-        row("(d) archivist open + stats", *fmt_seconds(open_seconds["stats"]), rss["stats"],
+        table_row("(d) archivist open + stats", *fmt_seconds(open_seconds["stats"]), rss["stats"],
             f"`archivist --data DIR stats`, {count:,} documents, warm cache"),
-        row("(d) python: index.jsonl into a dict", *fmt_seconds(open_seconds["python"]), rss["python"],
+        table_row("(d) python: index.jsonl into a dict", *fmt_seconds(open_seconds["python"]), rss["python"],
             f"peer: json.loads of every line, {index_mb:,.1f} MB index"),
         "",
         f"archivist import / rawfs = **{import_ratio:.0%}**; archivist import / sqlite3 = "

@@ -42,7 +42,6 @@ Usage:
 Standard library only.
 """
 
-import argparse
 import datetime
 import json
 import math
@@ -56,16 +55,15 @@ import sqlite3
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.parse
 import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from run import check, last_json_line, log, measure, publish, settle  # noqa: E402  (bench/run.py's helpers)
+from run import (binaries, check, fmt_rate, last_json_line, log, measure, parse_arguments, publish,  # noqa: E402
+                 settle, source_state, stats_of, table_row, work_folder)  # (bench/run.py's helpers)
 
-ROOT = Path(__file__).resolve().parent.parent
 
 FIRST_DAY = "2015-01-01"
 LAST_DAY = "2024-12-31"
@@ -172,26 +170,6 @@ print(json.dumps({"fetched": len(seen), "written": written, "requests": requests
 """
 
 
-def binaries(scratch_path, skip_build):
-    """Builds (unless skip_build) archivist and fake-nyt in release mode; returns their paths."""
-    extra = ["--scratch-path", scratch_path] if scratch_path else []
-    if not skip_build:
-        for product in ("archivist", "fake-nyt"):
-            log(f"building {product} (release)...")
-            if subprocess.run(["swift", "build", "-c", "release", "--product", product] + extra, cwd=ROOT,
-                              stdout=sys.stderr).returncode != 0:
-                log(f"swift build --product {product} failed")
-                sys.exit(1)
-    bin_path = subprocess.run(["swift", "build", "-c", "release", "--show-bin-path"] + extra, cwd=ROOT, check=True,
-                              capture_output=True, text=True).stdout.strip().splitlines()[-1]
-    archivist, server = Path(bin_path) / "archivist", Path(bin_path) / "fake-nyt"
-    for binary in (archivist, server):
-        if not binary.exists():
-            log(f"{binary}: not built")
-            sys.exit(1)
-    return archivist, server
-
-
 class FakeServer:
     """One fake-nyt process for the whole run."""
 
@@ -291,56 +269,24 @@ def count_files(folder):
     return sum(len(filenames) for _, _, filenames in os.walk(folder))
 
 
-def source_state():
-    """The commit measured, with -dirty when tracked files differ from it (read-only git commands)."""
-    try:
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
-                              check=True).stdout.strip()
-        dirty = subprocess.run(["git", "diff", "--quiet", "HEAD", "--"], cwd=ROOT, capture_output=True).returncode != 0
-        return head + ("-dirty" if dirty else "")
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-
-
-def stats_of(values):
-    return statistics.median(values), min(values), max(values)
-
-
-def fmt_rate(values):
-    median, low, high = stats_of(values)
-    return f"{median:,.0f}", f"{low:,.0f} – {high:,.0f}"
-
-
 def fmt_seconds(values):
+    """Median and min – max in ms under a second (a refresh), else in seconds."""
     median, low, high = stats_of(values)
     unit = (lambda s: f"{s * 1e3:.1f} ms") if high < 1 else (lambda s: f"{s:.2f} s")
     return unit(median), f"{unit(low)} – {unit(high)}"
 
 
 def main():
-    parser = argparse.ArgumentParser(description="Archivist search (fetch into the store) benchmark (prints a Markdown table).")
-    parser.add_argument("--count", type=int, default=10_000, help="documents the fake server holds (default 10000)")
-    parser.add_argument("--quick", action="store_true", help="3000 documents")
-    parser.add_argument("--repeats", type=int, default=3, help="runs of each measurement (default 3)")
-    parser.add_argument("--seed", type=int, default=42, help="fake server's generator seed (default 42)")
-    parser.add_argument("--scratch-path", help="SwiftPM scratch path (default .build)")
-    parser.add_argument("--workdir", help="folder for the temporary data (default: the system temp folder)")
-    parser.add_argument("--skip-build", action="store_true", help="use the binaries already built")
-    args = parser.parse_args()
-    count = 3_000 if args.quick else args.count
+    parser, args, count = parse_arguments("Archivist search (fetch into the store) benchmark (prints a Markdown table).",
+                                          10_000, 3_000, "documents the fake server holds", 3, "runs of each measurement",
+                                          seed_help="fake server's generator seed")
     if count <= 0 or args.repeats <= 0:
         parser.error("--count and --repeats must be positive")
 
-    archivist, fake_nyt = binaries(args.scratch_path, args.skip_build)
-    work = Path(tempfile.mkdtemp(prefix="archivist-sbench-", dir=args.workdir))
+    archivist, fake_nyt = binaries(args.scratch_path, args.skip_build, ("archivist", "fake-nyt"))
     # Every folder is kept until the end: two one-file-per-document folders (a 4 KiB block or two
     # per document) and a database per repetition, and the refresh folder.
-    needed = count * (args.repeats * (2 * 9_000 + 3_000) + 9_000)
-    free = shutil.disk_usage(work).free
-    if free < needed * 1.2:
-        shutil.rmtree(work, ignore_errors=True)
-        log(f"{work.parent}: {free / 1e9:.1f} GB free, about {needed / 1e9:.1f} GB needed (use --workdir)")
-        sys.exit(1)
+    work = work_folder("archivist-sbench-", args.workdir, count * (args.repeats * (2 * 9_000 + 3_000) + 9_000))
 
     server = None
     saved_environment = {name: os.environ.get(name) for name in ("NYT_API_KEY", "NYT_API_BASE", "ARCHIVIST_PACE")}
@@ -502,9 +448,6 @@ def main():
     if saved_summary.get("fetched") != count:
         checks.append((f"saved search before the refresh fetched {count:,}", shown([saved_summary.get("fetched")]), False))
 
-    def row(name, median, spread, rss_values, note):
-        return f"| {name} | {median} | {spread} | {max(rss_values):.1f} MB | {note} |"
-
     def cpu_note(name):
         user = statistics.median(u for u, _ in cpu[name])
         system = statistics.median(s for _, s in cpu[name])
@@ -528,21 +471,21 @@ def main():
         "",
         "| Measurement | Median | Min – max | Peak RSS | Notes |",
         "|---|---:|---:|---:|---|",
-        row("(1) archivist search --all (docs/s)", *fmt_rate(rates["archivist"]), rss["archivist"],
+        table_row("(1) archivist search --all (docs/s)", *fmt_rate(rates["archivist"]), rss["archivist"],
             f"{secs('archivist')}; {shown(archivist_sent)} requests ({plan_probes} split probes, {plan_leaves} ranges of "
             f"≤ 800 hits); per page: 2 syncfs (journal, then renames + index) + api-usage.json written durably "
             f"(2 fsync); {sizes['archivist'] / 1e6:,.0f} MB on disk; {cpu_note('archivist')}"),
-        row("(2) python: pretty JSON files, 256 buckets (docs/s)", *fmt_rate(rates["files"]), rss["files"],
+        table_row("(2) python: pretty JSON files, 256 buckets (docs/s)", *fmt_rate(rates["files"]), rss["files"],
             f"{secs('files')}; {peer_requests['files']} requests; tmp/ + os.replace, one os.sync() at the end "
             f"(median {statistics.median(file_sync):.2f} s), not durable per page; {sizes['files'] / 1e6:,.0f} MB "
             f"on disk; {cpu_note('files')}"),
-        row("(3) python: sqlite3, a transaction per page (docs/s)", *fmt_rate(rates["sqlite"]), rss["sqlite"],
+        table_row("(3) python: sqlite3, a transaction per page (docs/s)", *fmt_rate(rates["sqlite"]), rss["sqlite"],
             f"{secs('sqlite')}; {peer_requests['sqlite']} requests; INSERT OR REPLACE, rollback journal, "
             f"synchronous=FULL (fsyncs per commit); {sizes['sqlite'] / 1e6:,.0f} MB; {cpu_note('sqlite')}"),
-        row("(0) baseline: python GET + json.loads only (docs/s)", *fmt_rate(rates["get"]), rss["get"],
+        table_row("(0) baseline: python GET + json.loads only (docs/s)", *fmt_rate(rates["get"]), rss["get"],
             f"{secs('get')}; {peer_requests['get']} requests; stores nothing: the fake server + HTTP + parsing; "
             f"{cpu_note('get')}"),
-        row("(4) archivist refresh s, nothing new", *fmt_seconds(refresh_seconds), refresh_rss,
+        table_row("(4) archivist refresh s, nothing new", *fmt_seconds(refresh_seconds), refresh_rss,
             f"{shown(refresh_requests)} request per run; range {refresh_row.get('from')}..{refresh_row.get('to')} "
             f"(the saved --to), fetched {refresh_row.get('fetched')}, added {refresh_row.get('added')}, "
             f"unchanged {refresh_row.get('unchanged')}"),

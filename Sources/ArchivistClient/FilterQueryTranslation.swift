@@ -37,9 +37,8 @@ public enum FilterQueryTranslation {
                 rest = after
             }
             guard !values.isEmpty else { return nil }
-            let path = field
-            clauses.append(values.count == 1 ? .field(path, [.eq(.string(values[0]))])
-                                              : .field(path, [.in(values.map(JSONValue.string))]))
+            clauses.append(values.count == 1 ? .field(field, [.eq(.string(values[0]))])
+                                              : .field(field, [.in(values.map(JSONValue.string))]))
             rest = rest.drop { $0 == " " }
             if rest.isEmpty { break }
             guard rest.hasPrefix("AND ") else { return nil }

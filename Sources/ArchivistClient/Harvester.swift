@@ -79,7 +79,7 @@ public final class Harvester: Sendable {
                 // land on later pages instead of shifting the earlier ones.
                 var stable = request
                 if stable.sort == nil { stable.sort = .oldest }
-                try await fetchAll(stable, splitLevel: 0, run: &run, onEvent: onEvent)
+                try await fetchAll(stable, run: &run, onEvent: onEvent)
             }
             return (run.summary, nil)
         } catch {
@@ -111,7 +111,7 @@ public final class Harvester: Sendable {
     }
 
     /// Fetches every hit of `request`, splitting its date range while it has too many.
-    private func fetchAll(_ request: SearchRequest, splitLevel: Int, run: inout Run,
+    private func fetchAll(_ request: SearchRequest, run: inout Run,
                           onEvent: @escaping @Sendable (HarvestEvent) -> Void) async throws(ClientError) {
         var first = request
         first.page = 0
@@ -147,7 +147,7 @@ public final class Harvester: Sendable {
             var part = request
             part.from = start
             part.to = end
-            try await fetchAll(part, splitLevel: splitLevel + 1, run: &run, onEvent: onEvent)
+            try await fetchAll(part, run: &run, onEvent: onEvent)
         }
     }
 

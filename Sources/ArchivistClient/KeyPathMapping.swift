@@ -48,16 +48,23 @@ struct JSONFieldMapping<Model>: Sendable {
     /// refused it.
     private let assign: @Sendable (inout Model, JSONValue) -> Bool
 
+    /// A row that sets the property through `set` with what `transformer` accepts.
+    private init<Value>(keyPaths: [JSONKeyPath], transformer: JSONTransformer<Value>,
+                        set: @escaping @Sendable (inout Model, Value) -> Void) {
+        self.keyPaths = keyPaths
+        assign = { model, json in
+            guard let value = transformer.transform(json) else { return false }
+            set(&model, value)
+            return true
+        }
+    }
+
     /// Maps an optional property from the first key path whose value `transformer` accepts.
     static func map<Value>(
         _ property: WritableKeyPath<Model, Value?> & Sendable, from keyPaths: JSONKeyPath...,
         using transformer: JSONTransformer<Value>
     ) -> JSONFieldMapping {
-        JSONFieldMapping(keyPaths: keyPaths) { model, json in
-            guard let value = transformer.transform(json) else { return false }
-            model[keyPath: property] = value
-            return true
-        }
+        JSONFieldMapping(keyPaths: keyPaths, transformer: transformer) { model, value in model[keyPath: property] = value }
     }
 
     /// Maps a non-optional property (a list) from the first key path whose value `transformer`
@@ -66,11 +73,7 @@ struct JSONFieldMapping<Model>: Sendable {
         _ property: WritableKeyPath<Model, Value> & Sendable, from keyPaths: JSONKeyPath...,
         using transformer: JSONTransformer<Value>
     ) -> JSONFieldMapping {
-        JSONFieldMapping(keyPaths: keyPaths) { model, json in
-            guard let value = transformer.transform(json) else { return false }
-            model[keyPath: property] = value
-            return true
-        }
+        JSONFieldMapping(keyPaths: keyPaths, transformer: transformer) { model, value in model[keyPath: property] = value }
     }
 
     /// Sets the property from `document`, if any of the key paths holds an accepted value.

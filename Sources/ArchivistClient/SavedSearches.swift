@@ -9,7 +9,7 @@ public struct SavedSearch: Sendable, Equatable {
     public var request: SearchRequest
     /// When it was saved.
     public var savedAt: Date
-    /// When it last ran, and what that run did.
+    /// When it last ran.
     public var lastRunAt: Date?
     /// What the last run did.
     public var lastRun: HarvestSummary?

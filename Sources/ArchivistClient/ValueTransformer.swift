@@ -180,7 +180,7 @@ enum ISO8601Text {
         func byte(_ i: Int, is character: Unicode.Scalar) -> Bool { i < n && b[i] == UInt8(ascii: character) }
 
         guard let year = number(0, 4), byte(4, is: "-"), let month = number(5, 2), byte(7, is: "-"),
-              let day = number(8, 2), (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year)
+              let day = number(8, 2), ISODate.isValid(year: Int64(year), month: Int64(month), day: Int64(day))
         else { return nil }
         if n == 10 { return .day }
         guard byte(10, is: "T"), let hour = number(11, 2), byte(13, is: ":"), let minute = number(14, 2),
@@ -201,13 +201,5 @@ enum ISO8601Text {
         if n == i + 5, let minutes = number(i + 3, 2), minutes < 60 { return .timestamp }
         if n == i + 6, byte(i + 3, is: ":"), let minutes = number(i + 4, 2), minutes < 60 { return .timestamp }
         return nil
-    }
-
-    private static func daysIn(month: Int, year: Int) -> Int {
-        switch month {
-        case 2: return (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
-        case 4, 6, 9, 11: return 30
-        default: return 31
-        }
     }
 }

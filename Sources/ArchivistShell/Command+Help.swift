@@ -20,7 +20,7 @@ extension Command {
         if !discussion.isEmpty { text += "\n\(discussion)\n" }
         if !options.isEmpty {
             text += "\noptions:\n"
-            let labels = options.map { "  \($0.name)\($0.valueName.map { " " + $0 } ?? "")" }
+            let labels = options.map { "  " + $0.label }
             let width = labels.map(\.count).max() ?? 0
             for (label, option) in zip(labels, options) {
                 text += label.padding(toLength: width + 2, withPad: " ", startingAt: 0) + option.help + "\n"

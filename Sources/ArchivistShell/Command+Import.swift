@@ -20,7 +20,7 @@ extension Command {
         any document failed.
         """,
         examples: ["import articles.jsonl", "import saved-response.json", "export | archivist --data copy import -"],
-        arity: 1...1, isWriting: true, isInterruptible: true
+        arity: 1...1, isInterruptible: true
     ) { invocation, shell in
         try runImport(invocation, shell: shell)
     }
@@ -33,7 +33,7 @@ extension Command {
         if source != "-" {
             descriptor = open(source, O_RDONLY | O_CLOEXEC)
             guard descriptor >= 0 else {
-                throw ShellError.failure("import: \(source): cannot open: \(String(cString: strerror(errno)).lowercased())")
+                throw ShellError.failure("import: \(source): cannot open: \(systemErrorMessage())")
             }
         }
         defer { if descriptor != STDIN_FILENO { close(descriptor) } }
@@ -116,7 +116,7 @@ extension Command {
         while bytes.count < limit {
             let count = JSONLinesReader.read(descriptor, upTo: min(chunk, limit - bytes.count), appendingTo: &bytes)
             if count < 0 {
-                throw ShellError.failure("import: \(name): cannot read: \(String(cString: strerror(errno)).lowercased()); nothing was stored")
+                throw ShellError.failure("import: \(name): cannot read: \(systemErrorMessage()); nothing was stored")
             }
             if count == 0 { break }
         }
@@ -126,9 +126,7 @@ extension Command {
     /// Whether input starting with `prefix` is JSON Lines: its first line is a whole JSON value and
     /// more follows it. (A single line holding one document is read whole, as one document.)
     static func isJSONLines(_ prefix: [UInt8]) -> Bool {
-        var start = 0
-        if prefix.starts(with: [0xEF, 0xBB, 0xBF]) { start = 3 }
-        while start < prefix.count, [0x20, 0x0A, 0x0D, 0x09].contains(prefix[start]) { start += 1 }
+        let start = ImportReader.valueStart(in: prefix)
         guard start < prefix.count else { return false }
         guard prefix[start] == UInt8(ascii: "{") || prefix[start] == UInt8(ascii: "[") else { return true }
         guard let newline = prefix[start...].firstIndex(of: 0x0A) else { return false }
@@ -172,7 +170,7 @@ extension Command {
         if let temporary {
             descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
             guard descriptor >= 0 else {
-                throw ShellError.failure("export: \(temporary): cannot create: \(String(cString: strerror(errno)).lowercased())")
+                throw ShellError.failure("export: \(temporary): cannot create: \(systemErrorMessage())")
             }
             sink = TextSink(descriptor: descriptor)
         }
@@ -206,7 +204,7 @@ extension Command {
             close(descriptor)
             let fileSystem = POSIXFileSystem()
             do {
-                guard synced else { throw ShellError.failure("export: \(destination): cannot write: \(String(cString: strerror(errno)).lowercased())") }
+                guard synced else { throw ShellError.failure("export: \(destination): cannot write: \(systemErrorMessage())") }
                 try fileSystem.rename(temporary, to: destination)
             } catch {
                 _ = try? fileSystem.removeFile(temporary)

@@ -46,7 +46,7 @@ extension Command {
         }
         let skip = try count(invocation.value("--skip"), option: "--skip", command: "find") ?? 0
         let limit = try count(invocation.value("--limit"), option: "--limit", command: "find")
-        let fields = invocation.value("--fields").map { $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } }
+        let fields = fieldList(invocation.value("--fields"))
         let store = try shell.store()
         let result = try store.find(Query(filter: filter, sort: sort, skip: skip, limit: limit))
         noteScan(result.scannedPaths, shell: shell)
@@ -104,7 +104,7 @@ extension Command {
         projection still works by reading the documents, and says so.
         """,
         examples: ["index list", "index add subsection_name", "index drop web_url"],
-        arity: 1...Int.max, isWriting: true
+        arity: 1...Int.max
     ) { invocation, shell in
         let store = try shell.store()
         let action = invocation.positionals[0]
@@ -145,6 +145,11 @@ extension Command {
             throw ShellError.usage("\(command): \(option) takes a whole number, not '\(text)'", command: command)
         }
         return value
+    }
+
+    /// The paths of a `--fields a,b.c` option (blanks around a comma ignored), nil without it.
+    static func fieldList(_ text: String?) -> [String]? {
+        text.map { $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } }
     }
 
     /// Says on stderr that a query read documents from disk.
@@ -195,10 +200,6 @@ extension Command {
             }
             records.append(Record(values))
         }
-        if format == .table {
-            shell.renderer.render(list: records, to: shell.output, clippingTo: shell.output.isTerminal ? Renderer.terminalWidth() : nil)
-        } else {
-            shell.renderer.render(list: records, to: shell.output)
-        }
+        shell.renderer.render(list: records, to: shell.output, clippingTo: shell.output.isTerminal ? Renderer.terminalWidth() : nil)
     }
 }

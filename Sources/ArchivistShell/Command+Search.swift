@@ -49,7 +49,7 @@ extension Command {
                   Option("--save", value: "NAME", help: "save the search under NAME for refresh"),
                   Option("--limit", value: "N", help: "show at most N articles"),
                   Option("--fields", value: "a,b.c", help: "the fields to show (dotted paths, comma-separated)")] + apiOptions,
-        arity: 0...Int.max, isWriting: true, isInterruptible: true
+        arity: 0...Int.max, isInterruptible: true
     ) { invocation, shell in
         let request = try searchRequest(invocation)
         let limit = try pageLimit(invocation)
@@ -59,7 +59,7 @@ extension Command {
         }
         let shown = try count(invocation.value("--limit"), option: "--limit", command: "search")
         let fields = fieldList(invocation.value("--fields"))
-        let configuration = try clientConfiguration(invocation, shell: shell, command: "search")
+        let configuration = try clientConfiguration(invocation, command: "search")
         let store = try shell.store()
         let saved = SavedSearches(store: store)
         if let saveName {
@@ -144,9 +144,9 @@ extension Command {
         search: the range fetched and what changed.
         """ + "\n\n" + apiHelp,
         examples: ["refresh", "refresh climate desks", "refresh climate --pace 12"],
-        options: apiOptions, arity: 0...Int.max, isWriting: true, isInterruptible: true
+        options: apiOptions, arity: 0...Int.max, isInterruptible: true
     ) { invocation, shell in
-        let configuration = try clientConfiguration(invocation, shell: shell, command: "refresh")
+        let configuration = try clientConfiguration(invocation, command: "refresh")
         let store = try shell.store()
         let saved = SavedSearches(store: store)
         let all = try saved.all()
@@ -243,7 +243,7 @@ extension Command {
     }
 
     /// The client's settings from options and the environment; the key from `NYT_API_KEY`.
-    static func clientConfiguration(_ invocation: Invocation, shell: Shell, command: String) throws -> NYTClient.Configuration {
+    static func clientConfiguration(_ invocation: Invocation, command: String) throws -> NYTClient.Configuration {
         let environment = ProcessInfo.processInfo.environment
         func seconds(_ text: String?, _ name: String) throws -> Double? {
             guard let text else { return nil }
@@ -267,20 +267,19 @@ extension Command {
         return configuration
     }
 
-    static func fieldList(_ text: String?) -> [String]? {
-        text.map { $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } }
-    }
-
     // MARK: Running
 
     /// Runs a harvest to its end, Ctrl-C, or an error, showing progress on a terminal.
+    ///
+    /// The harvest has its own `Interruption.catching`, inside the command's: the Ctrl-C that
+    /// stopped it is forgotten when it returns, so the articles it fetched are still listed.
     static func harvest(_ request: SearchRequest, limit: PageLimit, configuration: NYTClient.Configuration,
                         store: DocumentStore, shell: Shell) -> (HarvestSummary, ClientError?) {
         Interruption.catching {
             let client = NYTClient(configuration: configuration, ledger: StoreRequestLedger(store: store),
                                    isCancelled: { Interruption.isRequested })
             let harvester = Harvester(client: client, store: store)
-            let progress = ProgressReporter(errors: shell.errors, pace: configuration.pace)
+            let progress = ProgressReporter(errors: shell.errors)
             let result = runBlocking { await harvester.run(request, limit: limit) { progress.report($0) } }
             progress.finish()
             return result

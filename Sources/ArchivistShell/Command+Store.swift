@@ -9,7 +9,7 @@ extension Command {
         Prints added, updated or unchanged (unchanged writes nothing).
         """,
         examples: [#"put nyt://article/0b1c0a4e-2b43-5d0e-9f47-2a8b7b31f7c9 '{"headline":{"main":"Hello"}}'"#],
-        arity: 2...2, isWriting: true
+        arity: 2...2
     ) { invocation, shell in
         let id = invocation.positionals[0]
         let document = try parseArgument(invocation.positionals[1], command: "put")
@@ -22,7 +22,7 @@ extension Command {
         name: "add", synopsis: "JSON", summary: "Add a document under its _id, or under a new UUID when it has none",
         discussion: "Prints the document's ID and added, updated or unchanged.",
         examples: [#"add '{"_id":"4fd2a0b78eb7c8105d88fd8e","headline":{"main":"Hello"}}'"#, #"add '{"note":"gets a UUID"}'"#],
-        arity: 1...1, isWriting: true
+        arity: 1...1
     ) { invocation, shell in
         let document = try parseArgument(invocation.positionals[0], command: "add")
         let (id, outcome) = try shell.store().add(document)
@@ -70,21 +70,22 @@ extension Command {
         """,
         examples: ["remove 4fd2a0b78eb7c8105d88fd8e", "remove id-1 id-2 id-3", "remove --where 'pub_date < 2001-01-01'"],
         options: [Option("--where", value: "FILTER", help: "remove every document matching FILTER")],
-        arity: 0...Int.max, isWriting: true
+        arity: 0...Int.max
     ) { invocation, shell in
         var ids = invocation.positionals
         if let filterText = invocation.value("--where") {
-            let result = try shell.store().find(Query(filter: try parseFilter([filterText] + ids)))
+            let store = try shell.store()
+            let result = try store.find(Query(filter: try parseFilter([filterText] + ids)))
             noteScan(result.scannedPaths, shell: shell)
             ids = result.ids
-            let removed = try shell.store().remove(ids)
+            let removed = try store.remove(ids)
             shell.renderer.render(single: Record([("removed", .int(removed.filter { $0 }.count)), ("missing", .int(0))]), to: shell.output)
             return
         }
         guard !ids.isEmpty else { throw ShellError.usage("remove: give IDs or --where FILTER; usage: archivist remove ID... | --where FILTER", command: "remove") }
         let removed = try shell.store().remove(ids)
         for (id, wasRemoved) in zip(ids, removed) where !wasRemoved {
-            shell.reportError((StoreError.notFound(id: id).errorDescription ?? id))
+            shell.reportError(StoreError.notFound(id: id).errorDescription ?? id)
         }
         let count = removed.filter { $0 }.count
         shell.renderer.render(single: Record([("removed", .int(count)), ("missing", .int(ids.count - count))]), to: shell.output)
@@ -141,9 +142,10 @@ extension Command {
         a document stored under the wrong file name is moved to its right place; the index is rebuilt
         from the documents. Prints each action.
         """,
-        examples: ["repair"], arity: 0...0, isWriting: true
+        examples: ["repair"], arity: 0...0
     ) { _, shell in
-        let report = try shell.store().repair()
+        let store = try shell.store()
+        let report = try store.repair()
         var records: [Record] = []
         for item in report.quarantined {
             records.append(Record([("action", .string("quarantined")), ("file", .string(item.from)), ("to", .string(item.to))]))
@@ -159,7 +161,7 @@ extension Command {
         } else {
             shell.renderer.render(list: records, to: shell.output)
         }
-        let remaining = try shell.store().check()
+        let remaining = try store.check()
         if !remaining.isEmpty {
             throw ShellError.failure("repair: \(remaining.count) problem(s) remain, first: \(remaining[0].description)")
         }
@@ -168,7 +170,7 @@ extension Command {
     /// `compact`: rewrite the index without dead entries.
     public static let compact = Command(
         name: "compact", synopsis: "", summary: "Rewrite the index without dead entries",
-        examples: ["compact"], arity: 0...0, isWriting: true
+        examples: ["compact"], arity: 0...0
     ) { _, shell in
         let store = try shell.store()
         let dropped = try store.compact()

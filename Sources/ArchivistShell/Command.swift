@@ -17,6 +17,11 @@ public struct Command: Sendable {
             self.valueName = valueName
             self.help = help
         }
+
+        /// The spelling with its value's name, as usage lines show it: `--to FILE`.
+        var label: String {
+            name + (valueName.map { " " + $0 } ?? "")
+        }
     }
 
     /// The command's name.
@@ -33,8 +38,6 @@ public struct Command: Sendable {
     public var options: [Option]
     /// How many positional arguments it takes.
     public var arity: ClosedRange<Int>
-    /// Whether the command writes to the store (and so needs the write lock).
-    public var isWriting: Bool
     /// Whether Ctrl-C asks the command to stop at its next safe point (instead of ending the
     /// process): long commands that check `Interruption.isRequested`.
     public var isInterruptible: Bool
@@ -43,7 +46,7 @@ public struct Command: Sendable {
 
     /// Creates a command.
     public init(name: String, synopsis: String, summary: String, discussion: String = "", examples: [String] = [],
-                options: [Option] = [], arity: ClosedRange<Int>, isWriting: Bool = false, isInterruptible: Bool = false,
+                options: [Option] = [], arity: ClosedRange<Int>, isInterruptible: Bool = false,
                 run: @escaping @Sendable (Invocation, Shell) throws -> Void) {
         self.name = name
         self.synopsis = synopsis
@@ -52,14 +55,13 @@ public struct Command: Sendable {
         self.examples = examples
         self.options = options
         self.arity = arity
-        self.isWriting = isWriting
         self.isInterruptible = isInterruptible
         self.run = run
     }
 
     /// `archivist put ID JSON`.
     public var usage: String {
-        let options = self.options.map { option in "[\(option.name)\(option.valueName.map { " " + $0 } ?? "")]" }
+        let options = self.options.map { "[\($0.label)]" }
         return (["archivist", name] + options + (synopsis.isEmpty ? [] : [synopsis])).joined(separator: " ")
     }
 
@@ -79,12 +81,7 @@ public struct Command: Sendable {
                 optionsEnded = true
                 continue
             }
-            var name = argument
-            var inlineValue: String?
-            if let equals = argument.firstIndex(of: "=") {
-                name = String(argument[..<equals])
-                inlineValue = String(argument[argument.index(after: equals)...])
-            }
+            let (name, inlineValue) = Shell.split(argument)
             guard let option = options.first(where: { $0.name == name }) else {
                 throw .usage("\(self.name): unknown option '\(name)'; usage: \(usage)", command: self.name)
             }

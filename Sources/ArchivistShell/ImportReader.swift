@@ -40,9 +40,7 @@ public struct ImportReader: Sendable {
     /// Reads `bytes`; throws a message naming the line and column when the input as a whole is
     /// neither JSON Lines nor one JSON value.
     public init(bytes: [UInt8]) throws(ImportFailure) {
-        var start = 0
-        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { start = 3 }
-        while start < bytes.count, [0x20, 0x0A, 0x0D, 0x09].contains(bytes[start]) { start += 1 }
+        let start = ImportReader.valueStart(in: bytes)
         var shape = Shape.jsonLines
         var values: [JSONValue] = []
         var labels: [String] = []
@@ -100,6 +98,14 @@ public struct ImportReader: Sendable {
         self.shape = shape
         self.values = values
         self.labels = labels
+    }
+
+    /// Where the input's first value starts: after a UTF-8 byte order mark and white space
+    /// (`bytes.count` when there is none).
+    static func valueStart(in bytes: [UInt8]) -> Int {
+        var start = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
+        while start < bytes.count, [0x20, 0x0A, 0x0D, 0x09].contains(bytes[start]) { start += 1 }
+        return start
     }
 
     /// How many documents the input holds (JSON Lines are read with `JSONLinesReader`).

@@ -3,9 +3,10 @@
 #endif
 import Synchronization
 
-/// Ctrl-C during a long command (`search`, `refresh`, `import`): the first press asks the command
-/// to stop at its next safe point (after the page or batch in hand, whose data is committed); a
-/// second press ends the process at once (exit 130), which the store's atomic writes make safe.
+/// Ctrl-C during a long command (`search`, `refresh`, `import`, `find`, `export`): the first press
+/// asks the command to stop at its next safe point (after the page or batch in hand, whose data is
+/// committed; a listing before its next document); a second press ends the process at once
+/// (exit 130), which the store's atomic writes make safe.
 public enum Interruption {
     private static let presses = Atomic<Int>(0)
 

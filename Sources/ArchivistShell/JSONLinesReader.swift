@@ -70,7 +70,7 @@ public final class JSONLinesReader {
     /// Reads up to 4 MiB more; false at the end of input (or on a read error).
     private func fill() -> Bool {
         let n = Self.read(descriptor, upTo: 4 << 20, appendingTo: &pending)
-        if n < 0 { readError = String(cString: strerror(errno)).lowercased() }
+        if n < 0 { readError = systemErrorMessage() }
         if n <= 0 {
             atEnd = true
             return false

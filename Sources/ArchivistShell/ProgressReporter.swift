@@ -16,7 +16,7 @@ final class ProgressReporter: Sendable {
     private let lastPage = Mutex("")
 
     /// A reporter writing to `errors`; the live line only when it is a terminal.
-    init(errors: TextSink, pace: Double) {
+    init(errors: TextSink) {
         self.errors = errors
         self.isLive = errors.isTerminal
     }

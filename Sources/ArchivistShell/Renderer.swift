@@ -67,15 +67,12 @@ public struct Renderer: Sendable {
             let columns = Renderer.columns(of: records)
             sink.line(columns.map(Renderer.csvEscape).joined(separator: ","))
             for record in records {
-                let row = columns.map { column in record.fields.first { $0.name == column }.map { Renderer.plainText($0.value) } ?? "" }
-                sink.line(row.map(Renderer.csvEscape).joined(separator: ","))
+                sink.line(Renderer.cells(of: record, in: columns).map(Renderer.csvEscape).joined(separator: ","))
             }
         case .table:
             let columns = Renderer.columns(of: records)
             let rows = records.map { record in
-                columns.map { column in
-                    record.fields.first { $0.name == column }.map { Renderer.plainText($0.value) } ?? ""
-                }.map { $0.replacingOccurrences(of: "\n", with: " ") }
+                Renderer.cells(of: record, in: columns).map { $0.replacingOccurrences(of: "\n", with: " ") }
             }
             var widths = columns.map(DisplayWidth.of)
             for row in rows {
@@ -104,6 +101,11 @@ public struct Renderer: Sendable {
             }
         }
         return columns
+    }
+
+    /// A record's values in `columns` as plain text (empty for a column it lacks).
+    static func cells(of record: Record, in columns: [String]) -> [String] {
+        columns.map { column in record.fields.first { $0.name == column }.map { plainText($0.value) } ?? "" }
     }
 
     /// A value as plain text: strings bare, `null` empty, anything else as compact JSON.

@@ -43,7 +43,8 @@ extension Shell {
     }
 
     /// The words that may come next after `text`: command names (and the shell's own) first,
-    /// then the command's options, document IDs after `get`, `remove` and `put`, and field names.
+    /// then the command's options, document IDs after `get`, `remove` and `put`, saved search
+    /// names after `refresh`, `searches --drop` and `search --save`, and field names.
     public func completions(for text: String) -> [String] {
         let words = text.split(separator: " ", omittingEmptySubsequences: false).map(String.init)
         guard words.count > 1 else {

@@ -183,6 +183,7 @@ public final class Shell: @unchecked Sendable {
         return text.replacingOccurrences(of: "\n", with: " ")
     }
 
+    /// `--name=value` as the name and the value; any other argument as itself and nil.
     static func split(_ argument: String) -> (String, String?) {
         guard argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") else { return (argument, nil) }
         return (String(argument[..<equals]), String(argument[argument.index(after: equals)...]))

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
 import ArchivistStore
 import Foundation
 
@@ -30,6 +33,12 @@ public enum ShellError: Error, LocalizedError, Sendable, Equatable {
         case .interrupted: return ExitStatus.interrupted
         }
     }
+}
+
+/// The C library's message for the current `errno`, lowercased to sit inside an error line:
+/// `no such file or directory`.
+func systemErrorMessage() -> String {
+    String(cString: strerror(errno)).lowercased()
 }
 
 /// The exit statuses of `archivist`.

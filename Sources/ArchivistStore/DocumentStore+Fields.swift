@@ -33,30 +33,29 @@ extension DocumentStore {
         let boxes = paths.map { _ in ParallelSlots<JSONValue?>(count: entries.count, initial: nil) }
         let failure = FailureBox()
         let workers = entries.count >= 4096 ? ProcessInfo.processInfo.activeProcessorCount : 1
-        do {
-            nonisolated(unsafe) let whole = file.buffer
-            DispatchQueue.concurrentPerform(iterations: workers) { worker in
-                var values = [JSONValue?](repeating: nil, count: wanted.count)
-                var ordinal = worker
-                while ordinal < entries.count {
-                    for i in values.indices { values[i] = nil }
-                    let problem: JSONSyntaxError?
-                    switch entries[ordinal].fields {
-                    case .inline(let bytes):
-                        problem = bytes.withUnsafeBufferPointer { Self.extract(wanted, from: $0, into: &values) }
-                    case .indexFile(let offset, let length):
-                        problem = offset + length <= whole.count
-                            ? Self.extract(wanted, from: UnsafeBufferPointer(rebasing: whole[offset..<(offset + length)]), into: &values)
-                            : JSONSyntaxError(offset: 0, reason: "fields beyond the end of the file")
-                        if var problem {
-                            problem.offset += offset
-                            failure.record(problem)
-                        }
+        nonisolated(unsafe) let whole = file.buffer
+        DispatchQueue.concurrentPerform(iterations: workers) { worker in
+            var values = [JSONValue?](repeating: nil, count: wanted.count)
+            var ordinal = worker
+            while ordinal < entries.count {
+                for i in values.indices { values[i] = nil }
+                switch entries[ordinal].fields {
+                case .inline(let bytes):
+                    if let problem = bytes.withUnsafeBufferPointer({ Self.extract(wanted, from: $0, into: &values) }) {
+                        failure.record(problem)
                     }
-                    if let problem, case .inline = entries[ordinal].fields { failure.record(problem) }
-                    for (i, value) in values.enumerated() { boxes[i].set(ordinal, value) }
-                    ordinal += workers
+                case .indexFile(let offset, let length):
+                    let problem = offset + length <= whole.count
+                        ? Self.extract(wanted, from: UnsafeBufferPointer(rebasing: whole[offset..<(offset + length)]), into: &values)
+                        : JSONSyntaxError(offset: 0, reason: "fields beyond the end of the file")
+                    if var problem {
+                        // Offsets in the message count from the start of the index file.
+                        problem.offset += offset
+                        failure.record(problem)
+                    }
                 }
+                for (i, value) in values.enumerated() { boxes[i].set(ordinal, value) }
+                ordinal += workers
             }
         }
         if let problem = failure.first {
@@ -77,19 +76,12 @@ extension DocumentStore {
             reader.index += 1
             reader.skipWhitespace()
             if reader.index < buffer.count, buffer[reader.index] == UInt8(ascii: "}") { return nil }
-            while true {
-                reader.skipWhitespace()
-                guard reader.index < buffer.count, buffer[reader.index] == UInt8(ascii: "\"") else { throw reader.fail("expected a string key") }
-                let keyStart = reader.index + 1
-                try reader.skipString()
-                let key = UnsafeBufferPointer(rebasing: buffer[keyStart..<(reader.index - 1)])
-                reader.skipWhitespace()
-                guard reader.index < buffer.count, buffer[reader.index] == UInt8(ascii: ":") else { throw reader.fail("expected ':'") }
-                reader.index += 1
-                reader.skipWhitespace()
+            repeat {
+                let keySpan = try reader.memberKey()
+                let key = UnsafeBufferPointer(rebasing: buffer[keySpan])
                 var slot: Int?
                 if key.contains(UInt8(ascii: "\\")) {
-                    var keyReader = JSONParser.Reader(UnsafeBufferPointer(rebasing: buffer[(keyStart - 1)...]))
+                    var keyReader = JSONParser.Reader(UnsafeBufferPointer(rebasing: buffer[(keySpan.lowerBound - 1)...]))
                     let decoded = Array(try keyReader.parseString().utf8)
                     slot = wanted.firstIndex(of: decoded)
                 } else {
@@ -109,12 +101,8 @@ extension DocumentStore {
                 } else {
                     try reader.skipValue()
                 }
-                reader.skipWhitespace()
-                guard reader.index < buffer.count else { throw reader.fail("unexpected end of input") }
-                if buffer[reader.index] == UInt8(ascii: ",") { reader.index += 1; continue }
-                if buffer[reader.index] == UInt8(ascii: "}") { return nil }
-                throw reader.fail("expected ',' or '}'")
-            }
+            } while try reader.memberSeparator()
+            return nil
         } catch {
             return error
         }

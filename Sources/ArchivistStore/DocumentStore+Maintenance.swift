@@ -143,14 +143,16 @@ extension DocumentStore {
             case document(IndexEntry)
             case unreadable(String)
             case missingID
-            case misplaced(id: String, entry: IndexEntry)
+            case misplaced(id: String)
         }
         var file: String
         var content: Content
     }
 
-    /// Reads every document file under `docs/` (files the store does not own are skipped).
-    func scanDocuments(projection: Projection, storedAt: [DocumentID: IndexEntry]) throws(StoreError) -> [ScannedFile] {
+    /// Reads every document file under `docs/` (files the store does not own are skipped). An
+    /// entry keeps the first-stored time `known` has for its ID, and its updated time too when its
+    /// hash is the one `known` recorded (else the file's modification time is when it changed).
+    func scanDocuments(projection: Projection, known: [DocumentID: IndexEntry]) throws(StoreError) -> [ScannedFile] {
         var scanned: [ScannedFile] = []
         let buckets = try fileSystem.entries(ofFolder: path(FileNames.documents)) ?? []
         for bucket in buckets.sorted() where bucket.utf8.count == 2 && UInt8(bucket, radix: 16) != nil && bucket == bucket.lowercased() {
@@ -175,16 +177,18 @@ extension DocumentStore {
                     scanned.append(ScannedFile(file: relative, content: .missingID))
                     continue
                 }
-                let modified = try fileSystem.status(of: path(relative))?.modified ?? .now()
-                let entry = IndexEntry(id: id, hash: FNV1a64.hash(bytes), size: bytes.count,
-                                       storedAt: storedAt[DocumentID(id)]?.storedAt ?? modified,
-                                       updatedAt: storedAt[DocumentID(id)]?.updatedAt ?? modified,
-                                       fields: .inline(projection.fieldsJSON(of: document)))
-                if FileNames.documentPath(for: id) == relative {
-                    scanned.append(ScannedFile(file: relative, content: .document(entry)))
-                } else {
-                    scanned.append(ScannedFile(file: relative, content: .misplaced(id: id, entry: entry)))
+                guard FileNames.documentPath(for: id) == relative else {
+                    scanned.append(ScannedFile(file: relative, content: .misplaced(id: id)))
+                    continue
                 }
+                let modified = try fileSystem.status(of: path(relative))?.modified ?? .now()
+                let hash = FNV1a64.hash(bytes)
+                let previous = known[DocumentID(id)]
+                let entry = IndexEntry(id: id, hash: hash, size: bytes.count,
+                                       storedAt: previous?.storedAt ?? modified,
+                                       updatedAt: previous.flatMap { $0.hash == hash ? $0.updatedAt : nil } ?? modified,
+                                       fields: .inline(projection.fieldsJSON(of: document)))
+                scanned.append(ScannedFile(file: relative, content: .document(entry)))
             }
         }
         return scanned
@@ -193,18 +197,10 @@ extension DocumentStore {
     /// Replaces the entries with ones derived from the documents; with `persist`, also the file
     /// (with `keepingOldIndex`, the old index file is first copied to the quarantine folder).
     func rebuildEntries(_ state: inout State, persist: Bool, keepingOldIndex: Bool = false) throws(StoreError) {
-        let previous = state.entries
-        let scanned = try scanDocuments(projection: state.projection, storedAt: previous)
+        let scanned = try scanDocuments(projection: state.projection, known: state.entries)
         state.entries = [:]
         for file in scanned {
-            if case .document(let entry) = file.content {
-                // A fresh document keeps its old times only when its content is what the index knew.
-                var entry = entry
-                if let known = previous[DocumentID(entry.id)], known.hash != entry.hash {
-                    entry.updatedAt = try fileSystem.status(of: path(file.file))?.modified ?? .now()
-                }
-                state.entries[DocumentID(entry.id)] = entry
-            }
+            if case .document(let entry) = file.content { state.entries[DocumentID(entry.id)] = entry }
         }
         guard persist else {
             state.indexLines = state.entries.count
@@ -271,7 +267,7 @@ extension DocumentStore {
         if case .unreadable(let line, let reason)? = try indexReadability(metadata: state.metadata) {
             problems.append(StoreProblem(kind: .unreadableIndex, file: FileNames.index, id: nil, detail: "line \(line): \(reason)"))
         }
-        let scanned = try scanDocuments(projection: state.projection, storedAt: state.entries)
+        let scanned = try scanDocuments(projection: state.projection, known: state.entries)
         var seen: Set<DocumentID> = []
         let scannedFiles = Set(scanned.map(\.file))
         for file in scanned {
@@ -280,7 +276,7 @@ extension DocumentStore {
                 problems.append(StoreProblem(kind: .unreadableDocument, file: file.file, id: nil, detail: reason))
             case .missingID:
                 problems.append(StoreProblem(kind: .missingID, file: file.file, id: nil, detail: "no _id (a non-empty string) in the document"))
-            case .misplaced(let id, _):
+            case .misplaced(let id):
                 problems.append(StoreProblem(kind: .misplacedDocument, file: file.file, id: id,
                                              detail: "_id \(StoreError.quote(id)) belongs in \(FileNames.documentPath(for: id))"))
             case .document(let found):

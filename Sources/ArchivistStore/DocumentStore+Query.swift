@@ -44,17 +44,10 @@ extension DocumentStore {
         }
     }
 
-    /// The paths a query needs loaded: those it reads, and the searched ones for a text search.
-    static func neededPaths(_ filter: Filter, sort: [SortKey] = []) -> Set<String> {
-        var paths = filter.paths.union(sort.map(\.path))
-        if filter.hasTextSearch { paths.formUnion(TextFolding.searchedPaths.map(\.path)) }
-        return paths
-    }
-
     /// The documents matching a query, in order. Answered from the in-memory projection; a query
     /// naming a path the projection lacks reads the documents instead (see `scannedPaths`).
     public func find(_ query: Query) throws(StoreError) -> QueryResult {
-        let index = try queryIndex(loading: Self.neededPaths(query.filter, sort: query.sort))
+        let index = try queryIndex(loading: QueryIndex.neededPaths(filter: query.filter, sort: query.sort))
         let missing = index.missingPaths(filter: query.filter, sort: query.sort)
         if missing.isEmpty {
             let matches = index.matching(query.filter)
@@ -66,11 +59,7 @@ extension DocumentStore {
         let terms = QueryIndex.textTerms(query.filter)
         for id in index.ids {
             guard let document = try document(withID: id), query.filter.matches(document) else { continue }
-            let keys = query.sort.map { key -> JSONValue? in
-                let values = document.values(atPath: key.path)
-                let value: JSONValue? = values.count == 1 ? values[0] : (values.isEmpty ? nil : .array(values))
-                return ValueOrder.sortKey(value, descending: key.isDescending)
-            }
+            let keys = query.sort.map { ValueOrder.sortKey(found: document.values(atPath: $0.path), descending: $0.isDescending) }
             var score = 0.0
             if query.sort.isEmpty, !terms.isEmpty {
                 let words = TextSearch.words(of: document)
@@ -86,14 +75,12 @@ extension DocumentStore {
             if a.element.score != b.element.score { return a.element.score > b.element.score }
             return a.offset < b.offset
         }.map(\.element.id)
-        let start = min(query.skip, ordered.count)
-        let end = query.limit.map { min(ordered.count, start + $0) } ?? ordered.count
-        return QueryResult(ids: Array(ordered[start..<end]), total: ordered.count, scannedPaths: missing)
+        return QueryResult(ids: query.window(ordered), total: ordered.count, scannedPaths: missing)
     }
 
     /// How many documents match a filter, and the paths that had to be read from disk.
     public func count(matching filter: Filter) throws(StoreError) -> (count: Int, scannedPaths: [String]) {
-        let index = try queryIndex(loading: Self.neededPaths(filter))
+        let index = try queryIndex(loading: QueryIndex.neededPaths(filter: filter))
         let missing = index.missingPaths(filter: filter)
         if missing.isEmpty { return (index.matching(filter).count, []) }
         return (try find(Query(filter: filter)).total, missing)
@@ -103,7 +90,7 @@ extension DocumentStore {
     /// counts each distinct element), at most `limit` values.
     public func facet(_ path: String, matching filter: Filter = .all, limit: Int? = nil) throws(StoreError)
         -> (values: [(value: JSONValue, count: Int)], scannedPaths: [String]) {
-        let index = try queryIndex(loading: Self.neededPaths(filter).union([path]))
+        let index = try queryIndex(loading: QueryIndex.neededPaths(filter: filter).union([path]))
         var missing = index.missingPaths(filter: filter)
         if !index.isProjected(path) { missing.append(path) }
         var counts: [(value: JSONValue, count: Int)]

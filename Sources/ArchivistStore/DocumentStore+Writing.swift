@@ -186,6 +186,11 @@ extension DocumentStore {
             if let planned = pending[key] { return planned.entry }
             return state.entries[key]
         }
+        func discardTemporaries() {
+            for planned in pending.values {
+                if let temporary = planned.temporary { _ = try? fileSystem.removeFile(temporary) }
+            }
+        }
 
         do throws(StoreError) {
             for (operation, encoding) in zip(operations, encoded) {
@@ -233,9 +238,7 @@ extension DocumentStore {
                 }
             }
         } catch {
-            for planned in pending.values {
-                if let temporary = planned.temporary { _ = try? fileSystem.removeFile(temporary) }
-            }
+            discardTemporaries()
             throw error
         }
         // A batch that changes nothing writes nothing.
@@ -244,9 +247,7 @@ extension DocumentStore {
             return planned.entry != nil || state.entries[key] != nil
         }
         if changes.isEmpty {
-            for planned in pending.values {
-                if let temporary = planned.temporary { _ = try? fileSystem.removeFile(temporary) }
-            }
+            discardTemporaries()
             return outcomes
         }
 

@@ -180,11 +180,7 @@ public final class DocumentStore: Sendable {
         let loaded = try loadIndex(&state)
         let journalExists = try fileSystem.status(of: path(FileNames.journal)) != nil
         let temporaries = try fileSystem.entries(ofFolder: path(FileNames.temporary)) ?? []
-        var needsRebuild = false
-        if case .unreadable = loaded { needsRebuild = true }
-        if case .missing = loaded, try !(fileSystem.entries(ofFolder: path(FileNames.documents)) ?? []).isEmpty {
-            needsRebuild = true
-        }
+        let needsRebuild = try self.needsRebuild(after: loaded)
         guard needsRebuild || journalExists || !temporaries.isEmpty else { return }
         if lockHeld {
             if needsRebuild { try rebuildEntries(&state, persist: true, keepingOldIndex: loaded.isUnreadable) }
@@ -206,12 +202,20 @@ public final class DocumentStore: Sendable {
         defer { lock.release() }
         // Reload under the lock: the state may have moved since the first read.
         let reloaded = try loadIndex(&state)
-        if case .unreadable = reloaded {
-            try rebuildEntries(&state, persist: true, keepingOldIndex: true)
-        } else if case .missing = reloaded, try !(fileSystem.entries(ofFolder: path(FileNames.documents)) ?? []).isEmpty {
-            try rebuildEntries(&state, persist: true)
+        if try self.needsRebuild(after: reloaded) {
+            try rebuildEntries(&state, persist: true, keepingOldIndex: reloaded.isUnreadable)
         }
         try recoverLocked(&state)
+    }
+
+    /// Whether the entries must be rebuilt from the documents: the index is unreadable, or missing
+    /// while there are documents.
+    func needsRebuild(after load: IndexLoad) throws(StoreError) -> Bool {
+        switch load {
+        case .loaded: return false
+        case .unreadable: return true
+        case .missing: return try !(fileSystem.entries(ofFolder: path(FileNames.documents)) ?? []).isEmpty
+        }
     }
 
     enum IndexLoad: Error {

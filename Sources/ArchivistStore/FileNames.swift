@@ -109,8 +109,7 @@ public enum FileNames {
     }
 
     static func hexByte(_ byte: UInt8) -> String {
-        let digits: [Character] = Array("0123456789abcdef")
-        return String([digits[Int(byte >> 4)], digits[Int(byte & 0xF)]])
+        String(decoding: [JSONWriter.hexDigits[Int(byte >> 4)], JSONWriter.hexDigits[Int(byte & 0xF)]], as: UTF8.self)
     }
 
     static func escape(_ text: String, leadingDotAllowed: Bool) -> String {

@@ -129,16 +129,11 @@ extension Filter: ExpressibleByDictionaryLiteral {
             let op = parts.count > 1 ? parts[1] : "="
             let condition: Condition
             switch op {
-            case "!=", "<>": condition = .ne(value)
-            case "<": condition = .lt(value)
-            case "<=": condition = .lte(value)
-            case ">": condition = .gt(value)
-            case ">=": condition = .gte(value)
             case "~": condition = .contains(value.stringValue ?? "")
             case "in":
                 if case .array(let items) = value { condition = .in(items) } else { condition = .in([value]) }
             case "exists": condition = .exists(value != .bool(false))
-            default: condition = .eq(value)
+            default: condition = Condition.comparison(op, value) ?? .eq(value)
             }
             filters.append(.field(path, [condition]))
         }

@@ -86,6 +86,22 @@ public indirect enum Condition: Sendable, Equatable {
     case contains(String)
 }
 
+extension Condition {
+    /// The condition of a comparison operator of the infix language (`=`, `!=` or `<>`, `<`, `<=`,
+    /// `>`, `>=`) with its value; nil for any other operator.
+    static func comparison(_ op: String, _ value: JSONValue) -> Condition? {
+        switch op {
+        case "=": return .eq(value)
+        case "!=", "<>": return .ne(value)
+        case "<": return .lt(value)
+        case "<=": return .lte(value)
+        case ">": return .gt(value)
+        case ">=": return .gte(value)
+        default: return nil
+        }
+    }
+}
+
 /// What `$elemMatch` applies to each element.
 public indirect enum ElementMatch: Sendable, Equatable {
     /// Conditions on the element itself (`{"$gte": 80, "$lt": 85}`).
@@ -139,5 +155,12 @@ public struct Query: Sendable, Equatable {
         self.sort = sort
         self.skip = skip
         self.limit = limit
+    }
+
+    /// The part of an ordered list of matches the query returns: `skip` passed over, at most `limit` kept.
+    func window<Element>(_ ordered: [Element]) -> [Element] {
+        let start = min(skip, ordered.count)
+        let end = limit.map { min(ordered.count, start + $0) } ?? ordered.count
+        return Array(ordered[start..<end])
     }
 }

@@ -161,29 +161,32 @@ public enum FilterParser {
             return peek
         }
 
+        /// The column of the token `next()` returned last, or the end when it returned none.
+        var lastColumn: Int {
+            position - 1 < tokens.count && position >= 1 ? tokens[position - 1].column : endColumn
+        }
+
+        /// Moves past the next token when it is `keyword`.
+        mutating func skip(_ keyword: String) -> Bool {
+            guard let token = peek, token.isKeyword(keyword) else { return false }
+            position += 1
+            return true
+        }
+
         mutating func parseOr() throws(StoreError) -> Filter {
             var parts = [try parseAnd()]
-            while let token = peek, token.isKeyword("or") {
-                position += 1
-                parts.append(try parseAnd())
-            }
+            while skip("or") { parts.append(try parseAnd()) }
             return parts.count == 1 ? parts[0] : .or(parts)
         }
 
         mutating func parseAnd() throws(StoreError) -> Filter {
             var parts = [try parseUnary()]
-            while let token = peek, token.isKeyword("and") {
-                position += 1
-                parts.append(try parseUnary())
-            }
+            while skip("and") { parts.append(try parseUnary()) }
             return parts.count == 1 ? parts[0] : .and(parts)
         }
 
         mutating func parseUnary() throws(StoreError) -> Filter {
-            if let token = peek, token.isKeyword("not") {
-                position += 1
-                return .not(try parseUnary())
-            }
+            if skip("not") { return .not(try parseUnary()) }
             return try parsePrimary()
         }
 
@@ -195,7 +198,7 @@ public enum FilterParser {
             case .open:
                 let inner = try parseOr()
                 guard let close = next(), close.kind == .close else {
-                    throw .invalidFilter("column \(tokens.indices.contains(position - 1) ? tokens[position - 1].column : endColumn): expected ')' to close the '(' at column \(token.column)")
+                    throw .invalidFilter("column \(lastColumn): expected ')' to close the '(' at column \(token.column)")
                 }
                 return inner
             case .quoted(let phrase):
@@ -214,31 +217,21 @@ public enum FilterParser {
             switch token.kind {
             case .op(let op):
                 let value = try parseValue(after: op)
-                let condition: Condition
-                switch op {
-                case "=": condition = .eq(value)
-                case "!=": condition = .ne(value)
-                case "<": condition = .lt(value)
-                case "<=": condition = .lte(value)
-                case ">": condition = .gt(value)
-                case ">=": condition = .gte(value)
-                default:
-                    guard case .string(let text) = value else {
-                        throw .invalidFilter("column \(token.column): expected text to look for after '~', found \(JSONWriter.compactString(value))")
-                    }
-                    condition = .contains(text)
+                if let comparison = Condition.comparison(op, value) { return .field(path, [comparison]) }
+                guard case .string(let text) = value else {
+                    throw .invalidFilter("column \(token.column): expected text to look for after '~', found \(JSONWriter.compactString(value))")
                 }
-                return .field(path, [condition])
+                return .field(path, [.contains(text)])
             case .word(let word):
                 switch word.lowercased() {
                 case "exists": return .field(path, [.exists(true)])
                 case "missing": return .field(path, [.exists(false)])
-                case "in": return .field(path, [.in(try parseList(after: token))])
+                case "in": return .field(path, [.in(try parseList())])
                 case "not":
-                    guard let inToken = next(), inToken.isKeyword("in") else {
+                    guard skip("in") else {
                         throw .invalidFilter("column \(token.column): expected 'not in (...)' after '\(path)'")
                     }
-                    return .field(path, [.nin(try parseList(after: inToken))])
+                    return .field(path, [.nin(try parseList())])
                 default: break
                 }
             default: break
@@ -246,9 +239,9 @@ public enum FilterParser {
             throw .invalidFilter("column \(token.column): expected an operator (= != < <= > >= ~ in exists missing) after '\(path)', found \(token.display)")
         }
 
-        mutating func parseList(after token: Token) throws(StoreError) -> [JSONValue] {
+        mutating func parseList() throws(StoreError) -> [JSONValue] {
             guard let open = next(), open.kind == .open else {
-                throw .invalidFilter("column \(peekColumn(after: token)): expected '(' after 'in'")
+                throw .invalidFilter("column \(lastColumn): expected '(' after 'in'")
             }
             var values: [JSONValue] = []
             while true {
@@ -261,10 +254,6 @@ public enum FilterParser {
                     throw .invalidFilter("column \(separator.column): expected ',' or ')', found \(separator.display)")
                 }
             }
-        }
-
-        func peekColumn(after token: Token) -> Int {
-            position - 1 < tokens.count && position >= 1 ? tokens[position - 1].column : endColumn
         }
 
         mutating func parseValue(after op: String) throws(StoreError) -> JSONValue {

@@ -116,23 +116,15 @@ public struct IndexEntry: Sendable, Equatable {
         if reader.index < line.count, line[reader.index] == UInt8(ascii: "}") {
             reader.index += 1
         } else {
-            while true {
-                reader.skipWhitespace()
-                guard reader.index < line.count, line[reader.index] == UInt8(ascii: "\"") else { throw reader.fail("expected a string key") }
+            repeat {
                 // Keys and the short string values are compared and read as bytes: no String is
                 // made for them (this runs on every line at every open).
-                let keyStart = reader.index + 1
-                try reader.skipString()
-                let keyBytes = UnsafeBufferPointer(rebasing: line[keyStart..<(reader.index - 1)])
+                let keyBytes = UnsafeBufferPointer(rebasing: line[try reader.memberKey()])
                 let key = Self.knownKeys.first { $0.bytes.elementsEqual(keyBytes) }?.name ?? "?"
-                reader.skipWhitespace()
-                guard reader.index < line.count, line[reader.index] == UInt8(ascii: ":") else { throw reader.fail("expected ':'") }
-                reader.index += 1
-                reader.skipWhitespace()
                 let start = reader.index
                 switch key {
                 case "fields":
-                    guard line[start] == UInt8(ascii: "{") else {
+                    guard start < line.count, line[start] == UInt8(ascii: "{") else {
                         try reader.skipValue()
                         valid = false
                         break
@@ -149,7 +141,7 @@ public struct IndexEntry: Sendable, Equatable {
                         fields = start..<reader.index
                     }
                 case "hash", "stored_at", "updated_at":
-                    guard line[start] == UInt8(ascii: "\"") else {
+                    guard start < line.count, line[start] == UInt8(ascii: "\"") else {
                         try reader.skipValue()
                         valid = false
                         break
@@ -172,12 +164,7 @@ public struct IndexEntry: Sendable, Equatable {
                 default:
                     try reader.skipValue()
                 }
-                reader.skipWhitespace()
-                guard reader.index < line.count else { throw reader.fail("unexpected end of input") }
-                if line[reader.index] == UInt8(ascii: ",") { reader.index += 1; continue }
-                if line[reader.index] == UInt8(ascii: "}") { reader.index += 1; break }
-                throw reader.fail("expected ',' or '}'")
-            }
+            } while try reader.memberSeparator()
         }
         reader.skipWhitespace()
         if reader.index < line.count { throw reader.fail("unexpected data after the value") }

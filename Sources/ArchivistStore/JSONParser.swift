@@ -44,12 +44,6 @@ public enum JSONParser {
         return try result.get()
     }
 
-    /// Parses one value from a buffer slice; used by the index loader on each line.
-    static func parse(_ buffer: UnsafeBufferPointer<UInt8>) throws(JSONSyntaxError) -> JSONValue {
-        var reader = Reader(buffer)
-        return try reader.parseDocument()
-    }
-
     struct Reader {
         let bytes: UnsafeBufferPointer<UInt8>
         var index = 0
@@ -329,6 +323,37 @@ public enum JSONParser {
             default:
                 _ = try parseValue()
             }
+        }
+
+        /// Reads an object member's key and the ':' after it, stopping at the value, and returns
+        /// where the key's raw bytes are (escapes not decoded). For readers that pick members out
+        /// of an object without building it (index lines, projected fields).
+        mutating func memberKey() throws(JSONSyntaxError) -> Range<Int> {
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw fail("expected a string key") }
+            let start = index + 1
+            try skipString()
+            let end = index - 1
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw fail("expected ':'") }
+            index += 1
+            skipWhitespace()
+            return start..<end
+        }
+
+        /// Moves past the ',' or '}' after an object member's value; true when another member follows.
+        mutating func memberSeparator() throws(JSONSyntaxError) -> Bool {
+            skipWhitespace()
+            guard index < bytes.count else { throw fail("unexpected end of input") }
+            if bytes[index] == UInt8(ascii: ",") {
+                index += 1
+                return true
+            }
+            if bytes[index] == UInt8(ascii: "}") {
+                index += 1
+                return false
+            }
+            throw fail("expected ',' or '}'")
         }
 
         /// Moves past a string, checking escapes and control characters.

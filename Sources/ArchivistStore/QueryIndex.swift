@@ -73,12 +73,18 @@ public final class QueryIndex: @unchecked Sendable {
         path == "_id" || projection.paths.contains(path)
     }
 
+    /// The paths a query reads: those its filter and sort name, and every searched path for a
+    /// text search.
+    static func neededPaths(filter: Filter, sort: [SortKey] = []) -> Set<String> {
+        var paths = filter.paths.union(sort.map(\.path))
+        if filter.hasTextSearch { paths.formUnion(TextFolding.searchedPaths.map(\.path)) }
+        return paths
+    }
+
     /// The paths a filter or sort reads that the projection lacks (full-text search needs every
     /// searched path); empty when the projection answers on its own.
     public func missingPaths(filter: Filter, sort: [SortKey] = []) -> [String] {
-        var needed = filter.paths.union(sort.map(\.path))
-        if filter.hasTextSearch { needed.formUnion(TextFolding.searchedPaths.map(\.path)) }
-        return needed.filter { !isProjected($0) }.sorted()
+        Self.neededPaths(filter: filter, sort: sort).filter { !isProjected($0) }.sorted()
     }
 
     /// The values at a path for a document, as `Filter.matches(resolve:)` wants them: a value
@@ -290,11 +296,6 @@ public final class QueryIndex: @unchecked Sendable {
     /// Orders matching ordinals: by the sort keys (ties by ID), else by relevance for a text
     /// search, else by ID; then skips and limits.
     public func order(_ matches: [Int32], query: Query) -> [Int32] {
-        let window = { (ordered: [Int32]) -> [Int32] in
-            let start = min(query.skip, ordered.count)
-            let end = query.limit.map { min(ordered.count, start + $0) } ?? ordered.count
-            return Array(ordered[start..<end])
-        }
         if query.sort.isEmpty {
             if case let terms = Self.textTerms(query.filter), !terms.isEmpty {
                 let index = lock.withLock { textIndex }
@@ -303,9 +304,9 @@ public final class QueryIndex: @unchecked Sendable {
                     index.map { $0.score(terms, ordinal: ordinal) } ?? textScore(terms, ordinal: Int(ordinal), in: columns) ?? 0
                 }
                 let order = matches.indices.sorted { scores[$0] != scores[$1] ? scores[$0] > scores[$1] : matches[$0] < matches[$1] }
-                return window(order.map { matches[$0] })
+                return query.window(order.map { matches[$0] })
             }
-            return window(matches)
+            return query.window(matches)
         }
         // One key and a small window: walk the sorted index and stop early.
         if query.sort.count == 1, let limit = query.limit, query.skip + limit < matches.count / 4 {
@@ -320,15 +321,11 @@ public final class QueryIndex: @unchecked Sendable {
                 }
                 return ordered.count < query.skip + limit
             }
-            return window(ordered)
+            return query.window(ordered)
         }
         let columns = self.columns
         let keys = query.sort.map { key in
-            matches.map { ordinal -> JSONValue? in
-                let values = resolve(key.path, Int(ordinal), in: columns)
-                let value: JSONValue? = values.count == 1 ? values[0] : (values.isEmpty ? nil : .array(values))
-                return ValueOrder.sortKey(value, descending: key.isDescending)
-            }
+            matches.map { ValueOrder.sortKey(found: resolve(key.path, Int($0), in: columns), descending: key.isDescending) }
         }
         let order = matches.indices.sorted { a, b in
             for (k, key) in query.sort.enumerated() {
@@ -337,7 +334,7 @@ public final class QueryIndex: @unchecked Sendable {
             }
             return matches[a] < matches[b]
         }
-        return window(order.map { matches[$0] })
+        return query.window(order.map { matches[$0] })
     }
 
     /// A document's relevance for terms (the summed field weights of their occurrences), or nil

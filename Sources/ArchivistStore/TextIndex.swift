@@ -4,10 +4,8 @@ import Foundation
 /// (the sum of the weights of the fields it occurs in). Serves full-text search and its ranking.
 struct TextIndex {
     private var postings: [String: [(ordinal: Int32, weight: Float)]] = [:]
-    let documentCount: Int
 
     init(count: Int, fields: (Int) -> [([JSONValue], Double)]) {
-        documentCount = count
         for ordinal in 0..<count {
             var weights: [String: Float] = [:]
             for (values, weight) in fields(ordinal) {

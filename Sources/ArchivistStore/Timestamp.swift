@@ -32,19 +32,9 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
     /// `YYYY-MM-DDTHH:MM:SS.mmmZ`.
     public var description: String {
         let ms = milliseconds
-        var days = ms >= 0 ? ms / 86_400_000 : (ms - 86_399_999) / 86_400_000
+        let days = ms >= 0 ? ms / 86_400_000 : (ms - 86_399_999) / 86_400_000
         let msOfDay = ms - days * 86_400_000
-        // Civil from days (Howard Hinnant's algorithm).
-        days += 719_468
-        let era = (days >= 0 ? days : days - 146_096) / 146_097
-        let doe = days - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
-        var year = yoe + era * 400
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let day = doy - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        if month <= 2 { year += 1 }
+        let (year, month, day) = ISODate.civilFromDays(days)
         func pad(_ value: Int64, _ width: Int) -> String {
             let text = String(value)
             return text.count >= width ? text : String(repeating: "0", count: width - text.count) + text

@@ -72,6 +72,12 @@ public enum ValueOrder {
         return best
     }
 
+    /// The sort key of the values found at a path (as `JSONValue.values(atPath:)` gives them):
+    /// the one value found, or the array of them all.
+    static func sortKey(found values: [JSONValue], descending: Bool) -> JSONValue? {
+        sortKey(values.count == 1 ? values[0] : (values.isEmpty ? nil : .array(values)), descending: descending)
+    }
+
     static func rank(_ value: JSONValue?) -> Int {
         switch value {
         case nil, .null?: return 0

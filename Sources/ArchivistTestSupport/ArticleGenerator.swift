@@ -541,16 +541,14 @@ extension ArticleGenerator {
     }
 }
 
-// MARK: - Random numbers
-
-// MARK: - Vocabulary
-
 extension String {
     fileprivate var capitalizedFirst: String {
         guard let first else { return self }
         return first.uppercased() + dropFirst()
     }
 }
+
+// MARK: - Vocabulary
 
 extension ArticleGenerator {
     private struct Section: Sendable {

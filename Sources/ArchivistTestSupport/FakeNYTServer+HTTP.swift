@@ -15,8 +15,6 @@ extension FakeNYTServer {
         var path: String
         /// The query parameters, percent-decoded; a repeated name keeps its last value.
         var query: [String: String]
-        /// Header fields, names lowercased.
-        var headers: [String: String]
     }
 
     /// A response to write.
@@ -119,7 +117,7 @@ extension FakeNYTServer.Core {
             response.body = Array(response.body.prefix(response.body.count / 2))
             send(response, on: connection)
         case .docsNull:
-            send(FakeNYTServer.Response.json(200, emptyBody(docs: "null")), on: connection)
+            send(FakeNYTServer.Response.json(200, body(docs: Array("null".utf8), hits: 0, offset: 0, time: 1)), on: connection)
         case .dropConnection:
             finish(connection)
         }
@@ -210,19 +208,12 @@ extension FakeNYTServer {
         return nil
     }
 
-    /// Parses a request head (without its final blank line).
+    /// Parses a request head (without its final blank line); only the request line is read.
     static func parseHead(_ head: ArraySlice<UInt8>) -> Request? {
         let text = String(decoding: head, as: UTF8.self)
-        var lines = text.components(separatedBy: "\r\n")
-        guard !lines.isEmpty else { return nil }
-        let requestLine = lines.removeFirst().split(separator: " ", omittingEmptySubsequences: true)
+        guard let firstLine = text.components(separatedBy: "\r\n").first else { return nil }
+        let requestLine = firstLine.split(separator: " ", omittingEmptySubsequences: true)
         guard requestLine.count == 3, requestLine[2].hasPrefix("HTTP/") else { return nil }
-        var headers: [String: String] = [:]
-        for line in lines {
-            guard let colon = line.firstIndex(of: ":") else { continue }
-            let name = line[..<colon].trimmingCharacters(in: .whitespaces).lowercased()
-            headers[name] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-        }
         let target = String(requestLine[1])
         let path: String
         var query: [String: String] = [:]
@@ -232,7 +223,7 @@ extension FakeNYTServer {
         } else {
             path = target
         }
-        return Request(method: String(requestLine[0]), path: path, query: query, headers: headers)
+        return Request(method: String(requestLine[0]), path: path, query: query)
     }
 
     /// Splits a query string into decoded names and values (`+` is a space; the last repeat wins).

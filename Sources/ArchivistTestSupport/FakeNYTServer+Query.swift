@@ -125,10 +125,10 @@ extension FakeNYTServer {
     static func parseDay(_ text: String) -> Int64? {
         let bytes = Array(text.utf8)
         guard bytes.count == 8, bytes.allSatisfy({ $0 >= 48 && $0 <= 57 }) else { return nil }
-        let dashed = String(decoding: bytes[0..<4], as: UTF8.self) + "-" + String(decoding: bytes[4..<6], as: UTF8.self) + "-"
-            + String(decoding: bytes[6..<8], as: UTF8.self)
-        guard let start = ISODate.interval(of: dashed)?.start else { return nil }
-        return start >= 0 ? start / 86_400_000 : (start - 86_399_999) / 86_400_000
+        func number(_ range: Range<Int>) -> Int64 { bytes[range].reduce(0) { $0 * 10 + Int64($1 - 48) } }
+        let year = number(0..<4), month = number(4..<6), day = number(6..<8)
+        guard ISODate.isValid(year: year, month: month, day: day) else { return nil }
+        return ISODate.daysFromCivil(year: year, month: month, day: day)
     }
 
     /// Whether `word` occurs in `text` (both UTF-8 bytes; an empty word always does).
@@ -237,11 +237,6 @@ extension FakeNYTServer.Core {
         let elapsed = ContinuousClock.now - started
         let milliseconds = Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)
         return .json(200, body(docs: docs, hits: matches.count, offset: offset, time: milliseconds))
-    }
-
-    /// A 200 body with no documents: `docs` is the given literal (`null` or `[]`), hits 0.
-    func emptyBody(docs literal: String) -> [UInt8] {
-        body(docs: Array(literal.utf8), hits: 0, offset: 0, time: 1)
     }
 
     /// `{"status":"OK","copyright":...,"response":{"docs":<docs>,"meta":{"hits":..,"offset":..,"time":..}}}`,

@@ -110,7 +110,7 @@ public final class FaultInjectingFileSystem: FileSystem, @unchecked Sendable {
     /// `simulatePowerLoss()`.
     public func simulatePowerLoss(writebackSeed seed: UInt64) {
         state.withLock { state in
-            var random = SplitMix64(seed: seed)
+            var random = SplitMix64(state: seed)
             for id in state.inodes.keys.sorted() {
                 var inode = state.inodes[id]!
                 if inode.isFolder {
@@ -156,22 +156,17 @@ public final class FaultInjectingFileSystem: FileSystem, @unchecked Sendable {
 
     // MARK: Materializing
 
-    /// Writes the current (volatile) tree under `path` of this file system into `folder` on the
-    /// real disk (created when missing), so a store using `POSIXFileSystem` can open it.
-    ///
-    /// With the default `path` the whole tree is written: `/root/data/x` lands in `folder/root/data/x`.
-    public func materialize(into folder: String, from path: String = "/") throws {
+    /// Writes the current (volatile) tree of this file system into `folder` on the real disk
+    /// (created when missing), so a store using `POSIXFileSystem` can open it: `/root/data/x`
+    /// lands in `folder/root/data/x`.
+    public func materialize(into folder: String) throws {
         enum Item {
             case folder(String)
             case file(String, [UInt8])
         }
-        let items = try state.withLock { (state: inout State) throws(StoreError) -> [Item] in
-            guard case .found(let start) = Self.resolve(Self.components(path), in: state) else {
-                throw StoreError.io(path: path, operation: "materialize", message: "no such file or directory")
-            }
-            guard state.inodes[start]!.isFolder else { throw StoreError.notAFolder(path: path) }
+        let items = state.withLock { state -> [Item] in
             var items: [Item] = []
-            var stack: [(Int, String)] = [(start, "")]
+            var stack: [(Int, String)] = [(Self.rootID, "")]
             while let item = stack.popLast() {
                 let (id, relative) = item
                 let inode = state.inodes[id]!
@@ -319,30 +314,26 @@ public final class FaultInjectingFileSystem: FileSystem, @unchecked Sendable {
 
     /// Creates or truncates a file and writes `bytes` (volatile).
     public func write(_ bytes: [UInt8], to path: String) throws(StoreError) {
-        try mutate(path, "create") { (state: inout State) throws(StoreError) in
-            let (folder, name) = try Self.parent(of: path, operation: "create", in: state)
-            if let id = state.inodes[folder]!.entries[name] {
-                guard !state.inodes[id]!.isFolder else { throw Self.failure(path, "create", "is a directory") }
-                state.inodes[id]!.content = bytes
-                state.inodes[id]!.modified = .now()
-            } else {
-                let id = newInode(&state, isFolder: false, content: bytes)
-                state.inodes[folder]!.entries[name] = id
-                state.inodes[folder]!.modified = .now()
-            }
-        }
+        try changeFile(path, "create") { $0 = bytes }
     }
 
     /// Appends `bytes` to a file, creating it when missing (volatile).
     public func append(_ bytes: [UInt8], to path: String) throws(StoreError) {
-        try mutate(path, "open for appending") { (state: inout State) throws(StoreError) in
-            let (folder, name) = try Self.parent(of: path, operation: "open for appending", in: state)
+        try changeFile(path, "open for appending") { $0.append(contentsOf: bytes) }
+    }
+
+    /// Applies `change` to a file's content, creating the file (empty, then changed) when missing.
+    func changeFile(_ path: String, _ operation: String, _ change: (inout [UInt8]) -> Void) throws(StoreError) {
+        try mutate(path, operation) { (state: inout State) throws(StoreError) in
+            let (folder, name) = try Self.parent(of: path, operation: operation, in: state)
             if let id = state.inodes[folder]!.entries[name] {
-                guard !state.inodes[id]!.isFolder else { throw Self.failure(path, "open for appending", "is a directory") }
-                state.inodes[id]!.content.append(contentsOf: bytes)
+                guard !state.inodes[id]!.isFolder else { throw Self.failure(path, operation, "is a directory") }
+                change(&state.inodes[id]!.content)
                 state.inodes[id]!.modified = .now()
             } else {
-                let id = newInode(&state, isFolder: false, content: bytes)
+                var content: [UInt8] = []
+                change(&content)
+                let id = newInode(&state, isFolder: false, content: content)
                 state.inodes[folder]!.entries[name] = id
                 state.inodes[folder]!.modified = .now()
             }

@@ -4,10 +4,7 @@ public struct SplitMix64: RandomNumberGenerator, Sendable {
     /// The state: advanced by a constant at each draw.
     public var state: UInt64
 
-    /// A generator starting from a seed.
-    public init(seed: UInt64) { state = seed }
-
-    /// A generator starting from a state.
+    /// A generator starting from a state (the seed).
     public init(state: UInt64) { self.state = state }
 
     /// The finalizer alone: a bijection of `UInt64`.

@@ -24,10 +24,6 @@ static inline void archivist_el_set_history(EditLine *el, History *list) {
     el_set(el, EL_HIST, history, list);
 }
 
-static inline void archivist_el_handle_signals(EditLine *el) {
-    el_set(el, EL_SIGNAL, 1);
-}
-
 static inline History *archivist_history_init(int size) {
     History *list = history_init();
     HistEvent event;

@@ -289,7 +289,7 @@ func queryBench(_ arguments: ArraySlice<String>) {
                 let start = monotonicSeconds()
                 let result = try query.run(store)
                 times.append(monotonicSeconds() - start)
-                if result.matches != first.matches { fail("\(query.name): \(result.matches) matches, then \(first.matches)") }
+                if result.matches != first.matches { fail("\(query.name): \(first.matches) matches, then \(result.matches)") }
             }
             times.sort()
             var members = [

@@ -124,7 +124,9 @@ enum CLI {
     }
 }
 
-/// A fresh temporary folder for one test, removed by `remove()` (and when the sandbox is freed).
+/// A fresh temporary folder for one test, removed by `remove()` and when the sandbox is freed (so
+/// a suite holding one in a property needs no deinit; a test holding one in a local variable calls
+/// `remove()` in a `defer`, which also keeps the folder for the whole test).
 ///
 /// ```
 /// <root>/data/   the data folder tests pass with --data (not created in advance)

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #endif
+@testable import ArchivistShell
 import ArchivistStore
 import ArchivistTestSupport
 import Foundation
@@ -9,19 +10,17 @@ import Testing
 /// Kills `archivist import` with SIGKILL at many moments and checks that the folder it leaves is
 /// consistent: `check` passes and every stored document is a complete version of a source document.
 @Suite("archivist import killed at any moment", .serialized)
-final class CrashTests {
+struct CrashTests {
     let sandbox: Sandbox
 
     init() throws {
         sandbox = try Sandbox()
     }
 
-    deinit { sandbox.remove() }
-
     static let total = 2200
     static let prepopulated = 800
-    /// How many documents `import` commits per durable batch (`Command.importBatchSize`).
-    static let importBatch = 2000
+    /// How many documents `import` commits per durable batch.
+    static let importBatch = Command.importBatchSize
 
     @Test("an import killed with SIGKILL leaves a folder that passes check and holds only complete documents")
     func importKilledAtAnyMomentLeavesAConsistentFolder() throws {

@@ -6,14 +6,12 @@ import Testing
 /// with `archivist help > help.txt` and `archivist help CMD > help-CMD.txt` after a deliberate
 /// change, and read the diff).
 @Suite("help matches its golden files")
-final class HelpGoldenTests {
+struct HelpGoldenTests {
     let sandbox: Sandbox
 
     init() throws {
         sandbox = try Sandbox()
     }
-
-    deinit { sandbox.remove() }
 
     static let commands = CommandTable.standard.names
 

@@ -78,6 +78,17 @@ final class InteractiveShellTests {
         try tmux(["send-keys", "-t", session] + keys)
     }
 
+    /// Waits until the session has ended (at most 10 s); returns whether it has.
+    @discardableResult
+    func waitUntilEnded(_ session: String) throws -> Bool {
+        let deadline = Date().addingTimeInterval(10)
+        while try tmux(["has-session", "-t", session]).status == 0 {
+            if Date() >= deadline { return false }
+            usleep(50_000)
+        }
+        return true
+    }
+
     @Test("typing, a multi-line JSON put, Ctrl-C, history across sessions with the up arrow, Ctrl-D")
     func aSessionAtTheKeyboard() throws {
         try startShell(session: "one")
@@ -99,9 +110,7 @@ final class InteractiveShellTests {
         try waitFor("error: ID 'nope': no such document", in: "one")
 
         try type("one", "C-d")
-        let deadline = Date().addingTimeInterval(10)
-        while try tmux(["has-session", "-t", "one"]).status == 0 && Date() < deadline { usleep(50_000) }
-        #expect(try tmux(["has-session", "-t", "one"]).status != 0, "Ctrl-D on an empty line ends the shell")
+        #expect(try waitUntilEnded("one"), "Ctrl-D on an empty line ends the shell")
 
         // The history is kept, private to its owner, with the multi-line put as one entry.
         let attributes = try FileManager.default.attributesOfItem(atPath: historyPath)
@@ -143,8 +152,7 @@ final class InteractiveShellTests {
         try type("three", "count", "Enter")
         try waitFor("\n0\n", in: "three")
         try type("three", ".quit", "Enter")
-        let deadline = Date().addingTimeInterval(10)
-        while try tmux(["has-session", "-t", "three"]).status == 0 && Date() < deadline { usleep(50_000) }
+        try waitUntilEnded("three")
         let history = try String(contentsOfFile: historyPath, encoding: .utf8)
         #expect(!history.contains("abc123"))
         #expect(history.contains("count"))

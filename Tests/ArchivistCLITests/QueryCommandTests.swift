@@ -8,14 +8,12 @@ import Testing
 /// End-to-end tests of the query commands (`find`, `count`, `facet`, `index`, `export FILTER`,
 /// `remove --where`) through the built `archivist` binary, on a small folder of hand-made articles.
 @Suite("archivist query commands")
-final class QueryCommandTests {
+struct QueryCommandTests {
     let sandbox: Sandbox
 
     init() throws {
         sandbox = try Sandbox()
     }
-
-    deinit { sandbox.remove() }
 
     /// Seven articles: three Sports (one undated), two World, one Science, one Opinion.
     static let articles: [String] = [

@@ -45,14 +45,12 @@ import Testing
 
 /// Scripts piped into `archivist` with no command.
 @Suite("archivist reading a script on standard input")
-final class ScriptTests {
+struct ScriptTests {
     let sandbox: Sandbox
 
     init() throws {
         sandbox = try Sandbox()
     }
-
-    deinit { sandbox.remove() }
 
     func script(_ text: String, _ options: [String] = []) throws -> CLIResult {
         try sandbox.run(options, stdin: Array(text.utf8))

@@ -11,15 +11,13 @@ import Testing
 /// End-to-end tests of `search`, `searches` and `refresh`: the built `archivist` binary against the
 /// project's fake NYT server over real HTTP on 127.0.0.1.
 @Suite("archivist search against the fake NYT server")
-final class SearchCommandTests {
+struct SearchCommandTests {
     static let key = "k3y-SECRET-7f1e2d"
     let sandbox: Sandbox
 
     init() throws {
         sandbox = try Sandbox()
     }
-
-    deinit { sandbox.remove() }
 
     /// The environment of a run against `server`: no pacing, tiny backoff, short timeout.
     func environment(_ server: FakeNYTServer?, key: String = SearchCommandTests.key, base: String? = nil) -> [String: String] {

@@ -49,6 +49,37 @@ func writeFile(_ path: String, _ text: String) throws {
     try Data(text.utf8).write(to: URL(fileURLWithPath: path))
 }
 
+/// Writes `contents` as the side file `name` of a store in a fresh folder, runs `body` with the
+/// store and the file's path, then expects the file to be unchanged.
+func withSideFile(_ name: String, contents: String, _ body: (DocumentStore, String) throws -> Void) throws {
+    let folder = try ScratchFolder()
+    defer { folder.remove() }
+    let store = try folder.store()
+    let path = store.sideFilePath(named: name)
+    try writeFile(path, contents)
+    let before = try #require(fileBytes(path))
+    try body(store, path)
+    #expect(fileBytes(path) == before)
+}
+
+/// The storage error `body` fails with, whose message must start with `path`; an issue naming
+/// `operation` is recorded (and nil returned) when it does not fail, or fails otherwise.
+@discardableResult
+func expectStorageError(naming path: String, _ operation: String, _ body: () throws -> Void) -> StoreError? {
+    do {
+        try body()
+        Issue.record("\(operation): expected an error")
+    } catch {
+        guard let error = error as? ClientError, case .storage(let storeError) = error else {
+            Issue.record("\(operation): expected .storage, got \(error)")
+            return nil
+        }
+        #expect(error.errorDescription?.hasPrefix(path + ": ") == true, "\(operation): \(error.errorDescription ?? "")")
+        return storeError
+    }
+    return nil
+}
+
 @Suite struct StoreRequestLedgerTests {
     static let start = utc(2026, 11, 29, 22, 10)
 
@@ -172,31 +203,20 @@ func writeFile(_ path: String, _ text: String) throws {
         "{\"requests_per_day\": {\"2026-11-29\": 1.5}}",
     ])
     func unreadableFileIsAStorageErrorNamingItAndIsNotReplaced(contents: String) throws {
-        let folder = try ScratchFolder()
-        defer { folder.remove() }
-        let store = try folder.store()
-        let path = store.sideFilePath(named: FileNames.apiUsage)
-        try writeFile(path, contents)
-        let before = try #require(fileBytes(path))
-        let ledger = StoreRequestLedger(store: store)
-        for attempt in 0..<2 {
-            do {
-                let slot = try ledger.reserve(at: StoreRequestLedgerTests.start.addingTimeInterval(Double(attempt) * 60), pace: 12)
-                Issue.record("expected an error, got \(slot)")
-            } catch {
-                guard case .storage(let storeError) = error else {
-                    Issue.record("expected .storage, got \(error)")
-                    continue
+        try withSideFile(FileNames.apiUsage, contents: contents) { store, path in
+            let ledger = StoreRequestLedger(store: store)
+            for attempt in 0..<2 {
+                let storeError = expectStorageError(naming: path, "reserve (attempt \(attempt + 1))") {
+                    _ = try ledger.reserve(at: StoreRequestLedgerTests.start.addingTimeInterval(Double(attempt) * 60), pace: 12)
                 }
                 switch storeError {
-                case .invalidJSON(let errorPath, _), .invalidMetadata(let errorPath, _): #expect(errorPath == path)
-                default: Issue.record("expected invalid JSON or metadata, got \(storeError)")
+                case .invalidJSON(let errorPath, _)?, .invalidMetadata(let errorPath, _)?: #expect(errorPath == path)
+                case nil: break  // already recorded
+                case let other?: Issue.record("expected invalid JSON or metadata, got \(other)")
                 }
-                #expect(error.errorDescription?.hasPrefix(path + ": ") == true, "\(error.errorDescription ?? "")")
             }
+            #expect(throws: ClientError.self) { try ledger.requestsPerDay() }
         }
-        #expect(throws: ClientError.self) { try ledger.requestsPerDay() }
-        #expect(fileBytes(path) == before)
     }
 }
 
@@ -391,34 +411,16 @@ func writeFile(_ path: String, _ text: String) throws {
         "{\"searches\": {\"x\": {\"saved_at\": \"soon\"}}}",
     ])
     func unreadableFileIsAnErrorNamingItAndIsNeverReplaced(contents: String) throws {
-        let folder = try ScratchFolder()
-        defer { folder.remove() }
-        let store = try folder.store()
-        let path = store.sideFilePath(named: FileNames.savedSearches)
-        try writeFile(path, contents)
-        let before = try #require(fileBytes(path))
-        let searches = SavedSearches(store: store)
-
-        func expectNamesFile(_ operation: String, _ body: () throws -> Void) {
-            do {
-                try body()
-                Issue.record("\(operation): expected an error")
-            } catch {
-                guard let error = error as? ClientError, case .storage = error else {
-                    Issue.record("\(operation): expected .storage, got \(error)")
-                    return
-                }
-                #expect(error.errorDescription?.hasPrefix(path + ": ") == true, "\(operation): \(error.errorDescription ?? "")")
+        try withSideFile(FileNames.savedSearches, contents: contents) { store, path in
+            let searches = SavedSearches(store: store)
+            expectStorageError(naming: path, "all") { _ = try searches.all() }
+            expectStorageError(naming: path, "search") { _ = try searches.search(named: "x") }
+            expectStorageError(naming: path, "save") { try searches.save(SavedSearchesTests.jury()) }
+            expectStorageError(naming: path, "remove") { try searches.remove(named: "x") }
+            expectStorageError(naming: path, "recordRun") {
+                try searches.recordRun(of: "x", at: utc(2024, 1, 1), summary: HarvestSummary(), isComplete: true)
             }
         }
-        expectNamesFile("all") { _ = try searches.all() }
-        expectNamesFile("search") { _ = try searches.search(named: "x") }
-        expectNamesFile("save") { try searches.save(SavedSearchesTests.jury()) }
-        expectNamesFile("remove") { try searches.remove(named: "x") }
-        expectNamesFile("recordRun") {
-            try searches.recordRun(of: "x", at: utc(2024, 1, 1), summary: HarvestSummary(), isComplete: true)
-        }
-        #expect(fileBytes(path) == before)
     }
 
     @Test(arguments: [

@@ -67,15 +67,10 @@ final class ScriptedTransport: HTTPTransport {
 
 /// A 200 answer with `count` generated documents and `hits` hits.
 func okStep(count: Int = 3, hits: Int = 42, seed: UInt64 = 7) -> ScriptedTransport.Step {
-    .respond(okResponse(count: count, hits: hits, seed: seed))
-}
-
-/// A 200 answer with `count` generated documents and `hits` hits.
-func okResponse(count: Int = 3, hits: Int = 42, seed: UInt64 = 7) -> HTTPResponse {
-    let generator = ArticleGenerator(seed: seed)
-    var documents = ArticleGenerator(seed: seed)
-    let body = generator.apiResponse(docs: documents.documents(count), offset: 0, hits: hits)
-    return HTTPResponse(status: 200, contentType: "application/json", body: JSONWriter.compactBytes(body))
+    var generator = ArticleGenerator(seed: seed)
+    let documents = generator.documents(count)
+    let body = generator.apiResponse(docs: documents, offset: 0, hits: hits)
+    return .respond(HTTPResponse(status: 200, contentType: "application/json", body: JSONWriter.compactBytes(body)))
 }
 
 /// An answer with `status` and a text body.
@@ -97,6 +92,14 @@ func statusStep(_ status: Int, _ body: String = "{\"fault\":{\"faultstring\":\"n
         let configuration = NYTClient.Configuration(baseURL: base, apiKey: key, pace: pace, backoff: 0.001,
                                                     maximumRetries: maximumRetries, timeout: 7)
         return NYTClient(configuration: configuration, transport: transport, ledger: ledger, isCancelled: isCancelled)
+    }
+
+    /// Expects the message of `error` (a server echoed the key) to show `REDACTED` and never the key.
+    static func expectKeyRedacted(from error: ClientError?) {
+        let description = error?.errorDescription ?? ""
+        #expect(description.contains("REDACTED"), "\(description)")
+        #expect(!description.contains(key), "\(description)")
+        #expect(!String(describing: error).contains(key))
     }
 
     /// The error `fetch` ends with (nil when it succeeds), with the events it emitted.
@@ -272,11 +275,7 @@ func statusStep(_ status: Int, _ body: String = "{\"fault\":{\"faultstring\":\"n
         ]
         for echo in echoes {
             let transport = ScriptedTransport([echo])
-            let error = await NYTClientTests.failure(of: NYTClientTests.client(transport))
-            let description = error?.errorDescription ?? ""
-            #expect(description.contains("REDACTED"), "\(description)")
-            #expect(!description.contains(key), "\(description)")
-            #expect(!String(describing: error).contains(key))
+            NYTClientTests.expectKeyRedacted(from: await NYTClientTests.failure(of: NYTClientTests.client(transport)))
         }
     }
 
@@ -304,10 +303,7 @@ func statusStep(_ status: Int, _ body: String = "{\"fault\":{\"faultstring\":\"n
             let transport = ScriptedTransport([statusStep(200, body)])
             let error = await NYTClientTests.failure(of: NYTClientTests.client(transport))
             #expect(error != nil)
-            let description = error?.errorDescription ?? ""
-            #expect(description.contains("REDACTED"), "\(description)")
-            #expect(!description.contains(key), "\(description)")
-            #expect(!String(describing: error).contains(key))
+            NYTClientTests.expectKeyRedacted(from: error)
         }
         let transport = ScriptedTransport([statusStep(200, bodies[0])])
         #expect(await NYTClientTests.failure(of: NYTClientTests.client(transport))
@@ -409,44 +405,20 @@ func statusStep(_ status: Int, _ body: String = "{\"fault\":{\"faultstring\":\"n
         }
     }
 
-    @Test func quotaWarningIsGivenOnceWhenTheDayCrosses450() async throws {
+    @Test(arguments: [
+        (448, 5, [450]),  // requests 449 to 453: once when the day crosses 450
+        (449, 3, [450]),  // 450 to 452: on the first request only
+        (440, 70, [450, 500]),  // 441 to 510: again at 500
+        (499, 4, [500]),  // 500 to 503: once, not for 450 too
+    ])
+    func quotaWarningIsGivenOncePerLevelReached(countBefore: Int, requests: Int, warnings: [Int]) async throws {
         let transport = ScriptedTransport([], fallback: okStep())
-        let client = NYTClientTests.client(transport, ledger: CountingLedger(start: 448))
+        let client = NYTClientTests.client(transport, ledger: CountingLedger(start: countBefore))
         let events = Locked<[NYTClient.Event]>([])
-        for _ in 0..<5 {  // requests 449 to 453
+        for _ in 0..<requests {
             _ = try await client.fetch(NYTClientTests.request) { event in events.withLock { $0.append(event) } }
         }
-        #expect(events.value == [.quotaWarning(requestsToday: 450)])
-    }
-
-    @Test func quotaWarningStartingAt449WarnsOnTheFirstRequestOnly() async throws {
-        let transport = ScriptedTransport([], fallback: okStep())
-        let client = NYTClientTests.client(transport, ledger: CountingLedger(start: 449))
-        let events = Locked<[NYTClient.Event]>([])
-        for _ in 0..<3 {
-            _ = try await client.fetch(NYTClientTests.request) { event in events.withLock { $0.append(event) } }
-        }
-        #expect(events.value == [.quotaWarning(requestsToday: 450)])
-    }
-
-    @Test func quotaWarningIsGivenAgainAt500() async throws {
-        let transport = ScriptedTransport([], fallback: okStep())
-        let client = NYTClientTests.client(transport, ledger: CountingLedger(start: 440))
-        let events = Locked<[NYTClient.Event]>([])
-        for _ in 0..<70 {  // 441 to 510
-            _ = try await client.fetch(NYTClientTests.request) { event in events.withLock { $0.append(event) } }
-        }
-        #expect(events.value == [.quotaWarning(requestsToday: 450), .quotaWarning(requestsToday: 500)])
-    }
-
-    @Test func startingAt500WarnsOnceNotFor450Too() async throws {
-        let transport = ScriptedTransport([], fallback: okStep())
-        let client = NYTClientTests.client(transport, ledger: CountingLedger(start: 499))
-        let events = Locked<[NYTClient.Event]>([])
-        for _ in 0..<4 {  // 500 to 503
-            _ = try await client.fetch(NYTClientTests.request) { event in events.withLock { $0.append(event) } }
-        }
-        #expect(events.value == [.quotaWarning(requestsToday: 500)])
+        #expect(events.value == warnings.map { .quotaWarning(requestsToday: $0) })
     }
 
     @Test func retriesTakeTheirOwnLedgerSlots() async throws {

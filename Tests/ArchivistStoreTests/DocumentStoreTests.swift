@@ -9,6 +9,15 @@ import Testing
         try DocumentStore(folder: folder.data, options: .init(lockTimeout: 1))
     }
 
+    /// The path of the file holding the document with this ID.
+    func documentFile(_ id: String) -> String {
+        folder.data + "/" + FileNames.documentPath(for: id)
+    }
+
+    // Spelled out, as the README names them, rather than taken from `FileNames`.
+    var indexFile: String { folder.data + "/index.jsonl" }
+    var metadataFile: String { folder.data + "/archivist.json" }
+
     func article(_ id: String, headline: String = "Slow to Show", wordCount: JSONValue = .number("879")) -> JSONValue {
         .object(sorting: [
             JSONMember(key: "_id", value: .string(id)),
@@ -28,7 +37,7 @@ import Testing
     @Test func createsTheFolderWithMetadataAndNoDocuments() throws {
         let store = try openStore()
         #expect(try store.count == 0)
-        let metadata = try String(contentsOfFile: folder.data + "/archivist.json", encoding: .utf8)
+        let metadata = try String(contentsOfFile: metadataFile, encoding: .utf8)
         #expect(metadata.contains("\"format\": 1"))
         try expectConsistent(store)
     }
@@ -37,7 +46,7 @@ import Testing
         let store = try openStore()
         let doc = article("4fd2a0b78eb7c8105d88fd8e")
         #expect(try store.put(doc, id: "4fd2a0b78eb7c8105d88fd8e") == .added)
-        let path = folder.data + "/" + FileNames.documentPath(for: "4fd2a0b78eb7c8105d88fd8e")
+        let path = documentFile("4fd2a0b78eb7c8105d88fd8e")
         let text = try String(contentsOfFile: path, encoding: .utf8)
         #expect(text == String(decoding: JSONWriter.prettyBytes(doc), as: UTF8.self))
         #expect(text.hasSuffix("}\n"))
@@ -73,14 +82,14 @@ import Testing
         let store = try openStore()
         let doc = article("a")
         #expect(try store.put(doc, id: "a") == .added)
-        let path = folder.data + "/" + FileNames.documentPath(for: "a")
+        let path = documentFile("a")
         let before = try FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as? Date
-        let indexBefore = try Data(contentsOf: URL(fileURLWithPath: folder.data + "/index.jsonl"))
+        let indexBefore = try Data(contentsOf: URL(fileURLWithPath: indexFile))
         Thread.sleep(forTimeInterval: 0.02)
         #expect(try store.put(doc, id: "a") == .unchanged)
         let after = try FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as? Date
         #expect(before == after)
-        #expect(try Data(contentsOf: URL(fileURLWithPath: folder.data + "/index.jsonl")) == indexBefore)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: indexFile)) == indexBefore)
         #expect(try store.put(article("a", headline: "New"), id: "a") == .updated)
         #expect(try store.document(withID: "a")?.values(atPath: ["headline", "main"]) == [.string("New")])
         try expectConsistent(store)
@@ -125,7 +134,7 @@ import Testing
         try store.put(article("b"), id: "b")
         #expect(try store.remove(["a", "zzz"]) == [true, false])
         #expect(try store.document(withID: "a") == nil)
-        #expect(!FileManager.default.fileExists(atPath: folder.data + "/" + FileNames.documentPath(for: "a")))
+        #expect(!FileManager.default.fileExists(atPath: documentFile("a")))
         #expect(try store.count == 1)
         try expectConsistent(store)
     }
@@ -133,7 +142,7 @@ import Testing
     @Test func indexHoldsTheProjectionReadableWithJQ() throws {
         let store = try openStore()
         try store.put(article("a"), id: "a")
-        let line = try String(contentsOfFile: folder.data + "/index.jsonl", encoding: .utf8)
+        let line = try String(contentsOfFile: indexFile, encoding: .utf8)
         let value = try JSONParser.parse(line)
         #expect(value["id"] == .string("a"))
         #expect(value["file"] == .string(FileNames.documentPath(for: "a")))
@@ -182,14 +191,14 @@ import Testing
     @Test func aTornLastIndexLineIsIgnoredAndCutByTheNextWriter() throws {
         let store = try openStore()
         try store.put(article("a"), id: "a")
-        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: folder.data + "/index.jsonl"))
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: indexFile))
         handle.seekToEndOfFile()
         handle.write(Data(#"{"id":"b","hash":"#.utf8))
         handle.closeFile()
         let reader = try openStore()
         #expect(try reader.count == 1)
         try reader.put(article("c"), id: "c")
-        let lines = try String(contentsOfFile: folder.data + "/index.jsonl", encoding: .utf8).split(separator: "\n")
+        let lines = try String(contentsOfFile: indexFile, encoding: .utf8).split(separator: "\n")
         #expect(lines.count == 2)
         #expect(try openStore().count == 2)
         try expectConsistent(reader)
@@ -198,9 +207,23 @@ import Testing
     @Test func anUnreadableIndexIsRebuiltFromTheDocumentsAndKeptInQuarantine() throws {
         let store = try openStore()
         for i in 0..<10 { try store.put(article("doc-\(i)"), id: "doc-\(i)") }
-        try "not json at all\n".write(toFile: folder.data + "/index.jsonl", atomically: false, encoding: .utf8)
+        try "not json at all\n".write(toFile: indexFile, atomically: false, encoding: .utf8)
         let reopened = try openStore()
         #expect(try reopened.count == 10)
+        #expect(filesBelow(folder.data + "/quarantine").contains { $0.hasSuffix("index.jsonl") })
+        try expectConsistent(reopened)
+    }
+
+    @Test(arguments: [#"{"id":"b","fields":"#, #"{"id":"b","hash":"#, #"{"id":"b","stored_at":"#, #"{"id":"b","updated_at":"#])
+    func anIndexLineEndingAfterAKeyIsUnreadableNotReadPast(line: String) throws {
+        let store = try openStore()
+        for i in 0..<3 { try store.put(article("doc-\(i)"), id: "doc-\(i)") }
+        // A complete line (newline-terminated) that stops right after a key's colon, in the middle.
+        var index = try String(contentsOfFile: indexFile, encoding: .utf8)
+        index += line + "\n" + #"{"id":"z","removed_at":"2026-11-29T00:00:00.000Z"}"# + "\n"
+        try index.write(toFile: indexFile, atomically: false, encoding: .utf8)
+        let reopened = try openStore()
+        #expect(try reopened.count == 3)
         #expect(filesBelow(folder.data + "/quarantine").contains { $0.hasSuffix("index.jsonl") })
         try expectConsistent(reopened)
     }
@@ -208,9 +231,9 @@ import Testing
     @Test func aWriterRebuildsAnIndexThatWasCorruptedWhileItWasOpen() throws {
         let store = try openStore()
         for i in 0..<5 { try store.put(article("doc-\(i)"), id: "doc-\(i)") }
-        try "garbage\n".write(toFile: folder.data + "/index.jsonl", atomically: true, encoding: .utf8)
+        try "garbage\n".write(toFile: indexFile, atomically: true, encoding: .utf8)
         #expect(try store.put(article("doc-5"), id: "doc-5") == .added)
-        let lines = try String(contentsOfFile: folder.data + "/index.jsonl", encoding: .utf8).split(separator: "\n")
+        let lines = try String(contentsOfFile: indexFile, encoding: .utf8).split(separator: "\n")
         #expect(lines.count == 6)
         #expect(lines.allSatisfy { (try? JSONParser.parse(String($0))) != nil })
         try expectConsistent(store)
@@ -219,7 +242,7 @@ import Testing
     @Test func aMissingIndexIsRebuiltNotTakenForAnEmptyStore() throws {
         let store = try openStore()
         for i in 0..<10 { try store.put(article("doc-\(i)"), id: "doc-\(i)") }
-        try FileManager.default.removeItem(atPath: folder.data + "/index.jsonl")
+        try FileManager.default.removeItem(atPath: indexFile)
         let reopened = try openStore()
         #expect(try reopened.count == 10)
         try expectConsistent(reopened)
@@ -230,16 +253,15 @@ import Testing
         for i in 0..<6 { try store.put(article("doc-\(i)"), id: "doc-\(i)") }
         // A truncated document, a non-JSON document, one without _id, one whose file went
         // missing, one edited by hand, and one stored under another's name.
-        let path = { (id: String) in self.folder.data + "/" + FileNames.documentPath(for: id) }
-        try FileManager.default.removeItem(atPath: path("doc-0"))
-        try FileManager.default.copyItem(atPath: fixture("truncated.json"), toPath: path("doc-0"))
-        try FileManager.default.removeItem(atPath: path("doc-1"))
-        try FileManager.default.copyItem(atPath: fixture("not-json.json"), toPath: path("doc-1"))
-        try #"{"headline":"no id"}"#.write(toFile: path("doc-2"), atomically: false, encoding: .utf8)
-        try FileManager.default.removeItem(atPath: path("doc-3"))
+        try FileManager.default.removeItem(atPath: documentFile("doc-0"))
+        try FileManager.default.copyItem(atPath: fixture("truncated.json"), toPath: documentFile("doc-0"))
+        try FileManager.default.removeItem(atPath: documentFile("doc-1"))
+        try FileManager.default.copyItem(atPath: fixture("not-json.json"), toPath: documentFile("doc-1"))
+        try #"{"headline":"no id"}"#.write(toFile: documentFile("doc-2"), atomically: false, encoding: .utf8)
+        try FileManager.default.removeItem(atPath: documentFile("doc-3"))
         try String(decoding: JSONWriter.prettyBytes(article("doc-4", headline: "Edited")), as: UTF8.self)
-            .write(toFile: path("doc-4"), atomically: false, encoding: .utf8)
-        try FileManager.default.moveItem(atPath: path("doc-5"), toPath: folder.data + "/docs/" + FileNames.bucket(for: "doc-5") + "/elsewhere.json")
+            .write(toFile: documentFile("doc-4"), atomically: false, encoding: .utf8)
+        try FileManager.default.moveItem(atPath: documentFile("doc-5"), toPath: folder.data + "/docs/" + FileNames.bucket(for: "doc-5") + "/elsewhere.json")
         let problems = try store.check()
         #expect(Set(problems.map(\.kind)) == [.unreadableDocument, .missingID, .missingDocument, .changedDocument, .misplacedDocument])
         #expect(problems.contains { $0.description.hasPrefix(FileNames.documentPath(for: "doc-0") + ": invalid JSON at byte") })
@@ -271,8 +293,8 @@ import Testing
 
     @Test func aNewerFormatIsRefusedAndTheFolderLeftAlone() throws {
         try FileManager.default.createDirectory(atPath: folder.data, withIntermediateDirectories: true)
-        try #"{"format": 99}"#.write(toFile: folder.data + "/archivist.json", atomically: false, encoding: .utf8)
-        #expect(throws: StoreError.newerFormat(path: folder.data + "/archivist.json", found: 99, supported: 1)) {
+        try #"{"format": 99}"#.write(toFile: metadataFile, atomically: false, encoding: .utf8)
+        #expect(throws: StoreError.newerFormat(path: metadataFile, found: 99, supported: 1)) {
             try openStore()
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.data) == ["archivist.json"])
@@ -280,9 +302,9 @@ import Testing
 
     @Test func anUnreadableMetadataFileIsAnErrorNotAReset() throws {
         try FileManager.default.createDirectory(atPath: folder.data, withIntermediateDirectories: true)
-        try "{format".write(toFile: folder.data + "/archivist.json", atomically: false, encoding: .utf8)
+        try "{format".write(toFile: metadataFile, atomically: false, encoding: .utf8)
         #expect(throws: StoreError.self) { try openStore() }
-        #expect(try String(contentsOfFile: folder.data + "/archivist.json", encoding: .utf8) == "{format")
+        #expect(try String(contentsOfFile: metadataFile, encoding: .utf8) == "{format")
     }
 
     @Test func aWriterWaitsForTheLockThenNamesTheHolder() throws {

@@ -191,6 +191,18 @@ struct PowerLossTests {
         return Scenario(name: "compact", setup: setup.steps, steps: steps.steps)
     }
 
+    /// The names of the scenarios above, the arguments of the tests that run each of them.
+    static let scenarioNames = ["import", "update", "remove", "compact"]
+
+    static func scenario(named name: String) -> Scenario {
+        switch name {
+        case "import": importScenario()
+        case "update": updateScenario()
+        case "remove": removeScenario()
+        default: compactScenario()
+        }
+    }
+
     // MARK: Running
 
     /// A fresh model file system holding the scenario's starting state (acknowledged, so durable).
@@ -344,9 +356,8 @@ struct PowerLossTests {
 
     /// Counts the operations of a clean run, then crashes at each of them in turn, followed by a
     /// power loss (checked on disk), a kill, and a few partial-writeback power losses (checked on
-    /// the model). Returns how many crash points were exercised.
-    @discardableResult
-    static func exerciseEveryCrashPoint(_ scenario: Scenario) throws -> Int {
+    /// the model).
+    static func exerciseEveryCrashPoint(_ scenario: Scenario) throws {
         let start = try startingState(scenario)
         let clean = try run(scenario, from: start, crashPoint: nil)
         #expect(clean.completed == scenario.steps.count && !clean.threw, "\(scenario.name): the clean run failed")
@@ -379,39 +390,19 @@ struct PowerLossTests {
         }.joined(separator: "; ")
         print("PowerLoss \(scenario.name): \(count) crash points, each with a power loss (on disk), a kill and "
               + "\(writebackSeedsPerCrashPoint) partial writebacks; the in-flight call came back \(summary)")
-        return count
     }
 
     // MARK: Tests
 
-    @Test("a crash at any point of an import keeps each document old or new")
-    func crashDuringImport() throws {
-        try Self.exerciseEveryCrashPoint(Self.importScenario())
+    @Test("a crash at any point of an import, update, removal or compaction keeps each document old or new",
+          arguments: scenarioNames)
+    func crashDuringCalls(_ name: String) throws {
+        try Self.exerciseEveryCrashPoint(Self.scenario(named: name))
     }
 
-    @Test("a crash at any point of an update keeps each document old or new")
-    func crashDuringUpdate() throws {
-        try Self.exerciseEveryCrashPoint(Self.updateScenario())
-    }
-
-    @Test("a crash at any point of a removal keeps each document or removes it")
-    func crashDuringRemove() throws {
-        try Self.exerciseEveryCrashPoint(Self.removeScenario())
-    }
-
-    @Test("a crash at any point of a compaction loses nothing")
-    func crashDuringCompact() throws {
-        try Self.exerciseEveryCrashPoint(Self.compactScenario())
-    }
-
-    @Test("a power loss after the calls returned loses nothing", arguments: ["import", "update", "remove", "compact"])
+    @Test("a power loss after the calls returned loses nothing", arguments: scenarioNames)
     func powerLossAfterAcknowledgement(_ name: String) throws {
-        let scenario = switch name {
-        case "import": Self.importScenario()
-        case "update": Self.updateScenario()
-        case "remove": Self.removeScenario()
-        default: Self.compactScenario()
-        }
+        let scenario = Self.scenario(named: name)
         let clean = try Self.run(scenario, from: Self.startingState(scenario), crashPoint: nil)
         #expect(clean.completed == scenario.steps.count && !clean.threw)
         clean.fileSystem.simulatePowerLoss()

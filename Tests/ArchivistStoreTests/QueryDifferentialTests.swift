@@ -26,6 +26,18 @@ fileprivate struct Dice {
 
 // MARK: - The store under test
 
+/// A store on a test folder, opened as every store of these tests is.
+fileprivate func openStore(in folder: TemporaryFolder) throws -> DocumentStore {
+    try DocumentStore(folder: folder.data, options: .init(lockTimeout: 5))
+}
+
+/// Stores the documents in one batch; each one the store refuses is an issue.
+fileprivate func storeAll(_ documents: [JSONValue], in store: DocumentStore) throws {
+    for result in try store.upsert(documents) {
+        if case .failure(let error) = result.outcome { Issue.record("cannot store \(result.id ?? "?"): \(error)") }
+    }
+}
+
 /// A store of generated NYT documents plus hand-made awkward ones, and the documents as stored.
 fileprivate final class QueryFixture {
     let folder = TemporaryFolder()
@@ -143,14 +155,11 @@ fileprivate final class QueryFixture {
         }
     }
 
-    init(seed: UInt64, count: Int, edges: [JSONValue] = QueryFixture.edgeDocuments) throws {
-        store = try DocumentStore(folder: folder.data, options: .init(lockTimeout: 5))
+    init(seed: UInt64, count: Int) throws {
+        store = try openStore(in: folder)
         var generator = ArticleGenerator(seed: seed)
-        let results = try store.upsert(generator.documents(count) + edges)
-        for result in results {
-            if case .failure(let error) = result.outcome { Issue.record("cannot store \(result.id ?? "?"): \(error)") }
-        }
-        let ids = try store.entries().map(\.id).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        try storeAll(generator.documents(count) + Self.edgeDocuments, in: store)
+        let ids = try byBytes(store.entries().map(\.id))
         var documents: [JSONValue] = []
         for id in ids {
             documents.append(try #require(try store.document(withID: id)))
@@ -162,11 +171,6 @@ fileprivate final class QueryFixture {
     /// The IDs of the documents a plain scan finds, in ID order.
     func scan(_ filter: Filter) -> [String] {
         zip(ids, documents).filter { filter.matches($0.1) }.map(\.0)
-    }
-
-    /// Another store on the same folder, with nothing cached yet.
-    func openAgain() throws -> DocumentStore {
-        try DocumentStore(folder: folder.data, options: .init(lockTimeout: 5))
     }
 }
 
@@ -528,7 +532,7 @@ fileprivate func describeDifference(_ actual: [(value: JSONValue, count: Int)], 
             if filter.hasTextSearch, freshSearches < 12 {
                 // The first text search of a freshly opened store may take another path than later ones.
                 freshSearches += 1
-                let fresh = try fixture.openAgain().find(Query(filter: filter))
+                let fresh = try openStore(in: fixture.folder).find(Query(filter: filter))
                 if byBytes(fresh.ids) != expected {
                     mismatches.record("seed \(seed) round \(round): find(\(filter)) as the first query of a freshly opened store differs from the scan: \(difference(byBytes(fresh.ids), expected))")
                 }
@@ -607,11 +611,9 @@ fileprivate final class SmallStore {
     let documents: [JSONValue]
 
     init(_ texts: [String]) throws {
-        store = try DocumentStore(folder: folder.data, options: .init(lockTimeout: 5))
+        store = try openStore(in: folder)
         documents = try texts.map { try JSONParser.parse($0) }
-        for result in try store.upsert(documents) {
-            if case .failure(let error) = result.outcome { Issue.record("cannot store \(result.id ?? "?"): \(error)") }
-        }
+        try storeAll(documents, in: store)
     }
 
     func scan(_ filter: Filter) -> [String] {
@@ -736,7 +738,7 @@ extension QueryDifferentialTests {
         for search in ["trumps", "Trump's", "trump’s", "rocknroll", "rock'n'roll", "its", "obrien", "O'Brien said", "rally"] {
             let filter = Filter.text(search)
             let expected = small.scan(filter)
-            let fresh = try DocumentStore(folder: small.folder.data, options: .init(lockTimeout: 5))
+            let fresh = try openStore(in: small.folder)
             let first = try fresh.find(Query(filter: filter)).ids
             let second = try fresh.find(Query(filter: filter)).ids
             #expect(byBytes(first) == expected, "the first search for '\(search)' found \(first), the scan \(expected)")
