@@ -60,10 +60,10 @@ final class InteractiveShellTests {
         try tmux(["capture-pane", "-t", session, "-p"]).output
     }
 
-    /// Waits until the screen shows `text` (at most 10 s), and returns the screen.
+    /// Waits until the screen shows `text` (at most 30 s), and returns the screen.
     @discardableResult
     func waitFor(_ text: String, in session: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
-        let deadline = Date().addingTimeInterval(10)
+        let deadline = Date().addingTimeInterval(30)
         var shown = ""
         while Date() < deadline {
             shown = try screen(session)
@@ -78,10 +78,10 @@ final class InteractiveShellTests {
         try tmux(["send-keys", "-t", session] + keys)
     }
 
-    /// Waits until the session has ended (at most 10 s); returns whether it has.
+    /// Waits until the session has ended (at most 30 s); returns whether it has.
     @discardableResult
     func waitUntilEnded(_ session: String) throws -> Bool {
-        let deadline = Date().addingTimeInterval(10)
+        let deadline = Date().addingTimeInterval(30)
         while try tmux(["has-session", "-t", session]).status == 0 {
             if Date() >= deadline { return false }
             usleep(50_000)

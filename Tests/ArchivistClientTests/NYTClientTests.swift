@@ -446,7 +446,7 @@ func statusStep(_ status: Int, _ body: String = "{\"fault\":{\"faultstring\":\"n
         let elapsed = clock.now - cancelledAt
         #expect(error == .cancelled)
         // The wait polls every 0.1 s; allow for a busy machine, far below the 60 s pace.
-        #expect(elapsed < .seconds(5), "cancellation took \(elapsed)")
+        #expect(elapsed < .seconds(15), "cancellation took \(elapsed)")
         #expect(transport.calls == 1)
         if case .pacing(let seconds)? = events.value.first {
             #expect(seconds > 0 && seconds <= 60)
@@ -472,7 +472,7 @@ func statusStep(_ status: Int, _ body: String = "{\"fault\":{\"faultstring\":\"n
         cancelled.value = true
         let error = await waiting.value
         #expect(error == .cancelled)
-        #expect(clock.now - cancelledAt < .seconds(5))
+        #expect(clock.now - cancelledAt < .seconds(15))
         #expect(transport.calls == 1)
     }
 
