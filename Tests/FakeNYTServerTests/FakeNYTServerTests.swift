@@ -48,11 +48,11 @@ struct Reply: Sendable {
     }
 }
 
-/// A session that never caches and gives up after 5 s.
+/// A session that never caches and gives up after 30 s (room for a busy machine; no test waits for it).
 let session: URLSession = {
     let configuration = URLSessionConfiguration.ephemeral
-    configuration.timeoutIntervalForRequest = 5
-    configuration.timeoutIntervalForResource = 5
+    configuration.timeoutIntervalForRequest = 30
+    configuration.timeoutIntervalForResource = 30
     configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
     return URLSession(configuration: configuration)
 }()
@@ -465,11 +465,12 @@ struct FakeNYTFaultTests {
         try #require(server.requests.count == 1)
         let start = clock.now
         server.stop()
-        // Bounds far below the 120 s answer, with room for a busy machine.
+        // Far below the 120 s answer, with room for a busy machine.
         #expect(clock.now - start < .seconds(10))
         let error = await pending.value
-        #expect(error != nil)
-        #expect(clock.now - start < .seconds(30))
+        // The server closed the connection ("empty reply"); the client did not give up on its own.
+        let code = try #require(error as? URLError, "\(String(describing: error))").code
+        #expect(code != .timedOut, "\(String(describing: error))")
     }
 
     @Test func freeingTheServerStopsIt() async throws {
