@@ -179,11 +179,12 @@ extension Command {
         for id in ids {
             if Interruption.isRequested { break }
             do {
-                written += 1
+                // A document removed since the query is skipped, and not counted as written.
                 guard let document = try store.document(withID: id) else { continue }
                 var line = JSONWriter.compactBytes(document)
                 line.append(0x0A)
                 sink.write(bytes: line)
+                written += 1
             } catch {
                 failures += 1
                 shell.reportError("export: " + Shell.message(for: error))
