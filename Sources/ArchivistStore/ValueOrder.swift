@@ -40,7 +40,10 @@ public enum ValueOrder {
             if let t = ISODate.instant(of: a), let range = ISODate.interval(of: b) {
                 return t < range.start ? -1 : (t >= range.end ? 1 : 0)
             }
-            return a < b ? -1 : (a > b ? 1 : 0)
+            // Byte for byte, as `equals`, sorting and sorted indexes order them (Swift's `<` would
+            // call canonically equivalent spellings equal and order by their normalized form).
+            if a.utf8.elementsEqual(b.utf8) { return 0 }
+            return a.utf8.lexicographicallyPrecedes(b.utf8) ? -1 : 1
         default: return nil
         }
     }
