@@ -57,8 +57,9 @@ extension DocumentStore {
         // Read each document; keep only what ordering needs.
         var matched: [(id: String, keys: [JSONValue?], score: Double)] = []
         let terms = QueryIndex.textTerms(query.filter)
-        for id in index.ids {
-            guard let document = try document(withID: id), query.filter.matches(document) else { continue }
+        for entry in index.entries {
+            let id = entry.id
+            guard let document = try scannedDocument(entry), query.filter.matches(document) else { continue }
             let keys = query.sort.map { ValueOrder.sortKey(found: document.values(atPath: $0.path), descending: $0.isDescending) }
             var score = 0.0
             if query.sort.isEmpty, !terms.isEmpty {
@@ -91,22 +92,37 @@ extension DocumentStore {
     public func facet(_ path: String, matching filter: Filter = .all, limit: Int? = nil) throws(StoreError)
         -> (values: [(value: JSONValue, count: Int)], scannedPaths: [String]) {
         let index = try queryIndex(loading: QueryIndex.neededPaths(filter: filter).union([path]))
-        var missing = index.missingPaths(filter: filter)
-        if !index.isProjected(path) { missing.append(path) }
+        let filterMissing = index.missingPaths(filter: filter)
+        let missing = Set(filterMissing + (index.isProjected(path) ? [] : [path])).sorted()
         var counts: [(value: JSONValue, count: Int)]
         if missing.isEmpty {
             counts = index.facet(path, among: index.matching(filter))
         } else {
-            // Count from the documents themselves.
+            // Count from the documents themselves, reading each once: the matches the projection
+            // finds, or every document when the filter needs a path it lacks too.
             var tally = FacetTally()
-            for id in try find(Query(filter: filter)).ids {
-                guard let document = try document(withID: id) else { continue }
+            let candidates = filterMissing.isEmpty ? index.matching(filter).map { index.entries[Int($0)] } : index.entries
+            for entry in candidates {
+                guard let document = try scannedDocument(entry) else { continue }
+                if !filterMissing.isEmpty, !filter.matches(document) { continue }
                 tally.add(document.values(atPath: path))
             }
             counts = tally.sorted()
         }
         if let limit { counts = Array(counts.prefix(limit)) }
-        return (counts, missing.sorted())
+        return (counts, missing)
+    }
+
+    /// A document read for a scan through the entry the query index holds: one read, without the
+    /// index freshness check `document(withID:)` makes per call (the scan answers from the index
+    /// as of its start); nil when the document has been removed since.
+    func scannedDocument(_ entry: IndexEntry) throws(StoreError) -> JSONValue? {
+        guard let bytes = try fileSystem.contents(of: path(entry.file)) else { return try document(withID: entry.id) }
+        do {
+            return try JSONParser.parse(bytes)
+        } catch {
+            throw .invalidJSON(path: path(entry.file), error: error)
+        }
     }
 
     /// Entries sorted by ID bytes, comparing 24-byte prefixes first (NYT IDs share their first 14).

@@ -322,6 +322,12 @@ struct QueryCommandTests {
         let webURL = try sandbox.run(["count", "web_url missing and subsection_name missing"])
         #expect(webURL.stdoutText == "4\n")
         #expect(webURL.stderrText == "note: subsection_name, web_url are not in the index projection, so the documents were read from disk ('archivist index add FIELD' adds a field)\n")
+        // A facet whose field and filter both lie outside the projection reads each document once
+        // and names the field once.
+        let facet = try sandbox.run(["--format", "jsonl", "facet", "subsection_name", "subsection_name exists"])
+        #expect(facet.status == 0, "\(facet)")
+        #expect(facet.stdoutLines.count == Set(facet.stdoutLines).count && !facet.stdoutLines.isEmpty, "\(facet)")
+        #expect(facet.stderrText == Self.scanNote("subsection_name"))
 
         // Dropping a field that is not projected is an error that changes nothing.
         let missing = try sandbox.run(["index", "drop", "subsection_name"])
