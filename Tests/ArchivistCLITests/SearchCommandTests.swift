@@ -260,8 +260,24 @@ struct SearchCommandTests {
         let server = try FakeNYTServer(documents: corpus, apiKey: Self.key)
         let seeded = try search(["--all"], server: server)
         #expect(seeded.status == 0, "\(seeded)")
+        let desks = #"news_desk:("Sports" "Foreign")"#
+        let online = try search(["--fq", desks, "--all", "--fields", "_id"], server: server)
+        #expect(online.status == 0, "\(online)")
         let base = server.baseURL
         server.stop()
+
+        // With every article cached, a simple --fq answers offline what the API answered.
+        let offline = try search(["--fq", desks, "--fields", "_id"], server: nil, base: base)
+        #expect(offline.status == 0, "\(offline)")
+        #expect(offline.stderrText.contains("answering from the cache"), "\(offline)")
+        let onlineIDs = Set(online.stdoutLines.dropFirst().compactMap { json($0)["_id"]?.stringValue })
+        #expect(!onlineIDs.isEmpty)
+        #expect(Set(offline.stdoutLines.dropFirst().compactMap { json($0)["_id"]?.stringValue }) == onlineIDs)
+        // An fq on text the cache does not hold is left out, with a note.
+        let body = try search(["--fq", #"body:"climate""#, "--fields", "_id"], server: nil, base: base)
+        #expect(body.status == 0, "\(body)")
+        #expect(body.stderrText.contains(#"note: --fq 'body:"climate"' cannot be applied to the cache, so it was left out"#), "\(body)")
+        #expect(body.stdoutLines.count == 1 + 60, "every cached article, after the summary")
 
         // A word that is in some headlines: the cache answers with its text search.
         let word = try #require(corpus.compactMap { $0["headline"]?["main"]?.stringValue }.first?
