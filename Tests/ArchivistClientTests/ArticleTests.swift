@@ -111,10 +111,13 @@ func utc(_ year: Int, _ month: Int, _ day: Int, _ hour: Int = 0, _ minute: Int =
         ("2018-13-01T00:00:00Z", nil),
         ("2018-02-30T00:00:00Z", nil),
         ("2015-02-29T00:00:00Z", nil),
-        ("2018-10-26T17:11Z", nil),
         ("2018-10-26T17:11:14+000", nil),
         ("20181026", nil),
-        ("2018-10-26 17:11:14Z", nil),
+        ("2018-10-26T17:11:14.Z", nil),
+        // Spellings the store's queries read as dates are dates here too.
+        ("2018-10-26T17:11Z", utc(2018, 10, 26, 17, 11)),
+        ("2018-10-26 17:11:14Z", utc(2018, 10, 26, 17, 11, 14)),
+        ("2018-10-26T17:11:14.250", utc(2018, 10, 26, 17, 11, 14).addingTimeInterval(0.25)),
     ])
     func dateAcceptsEachOffsetFormAndRefusesAnythingMalformed(text: String, expected: Date?) {
         let date = JSONTransformer<Date>.date(.string(text))
@@ -123,6 +126,8 @@ func utc(_ year: Int, _ month: Int, _ day: Int, _ hour: Int = 0, _ minute: Int =
         } else {
             #expect(date == expected, "\(text)")
         }
+        // One reading of dates in the project: the article's date is the instant a query compares.
+        #expect(date.map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) } == ISODate.instant(of: text), "\(text)")
     }
 
     @Test func dateRefusesValuesThatAreNotStrings() {
