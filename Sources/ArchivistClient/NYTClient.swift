@@ -7,7 +7,10 @@ import Synchronization
 /// Every attempt first takes a slot from the ledger (at most one request per `pace` seconds, across
 /// processes sharing the data folder). A 429, a 5xx, a timeout or a dropped connection is retried
 /// up to `maximumRetries` times after an exponential backoff with jitter (the API sends no
-/// Retry-After); 400, 401, 403 and 404 fail at once. Waits end early when `isCancelled` turns true.
+/// Retry-After); 400, 401, 403 and 404 fail at once. A connection that cannot be made (refused,
+/// host not found, no network, TLS) is retried only once this client has had an answer from the
+/// server: before that it means offline, and fails at once. Waits end early when `isCancelled`
+/// turns true.
 public final class NYTClient: Sendable {
     /// How the client talks to the API.
     public struct Configuration: Sendable {
@@ -57,6 +60,8 @@ public final class NYTClient: Sendable {
     private let ledger: any RequestLedger
     private let isCancelled: @Sendable () -> Bool
     private let warnedLevels = Mutex<Set<Int>>([])
+    /// Whether some request has had an HTTP answer (after which a refused connection is transient).
+    private let hasReachedServer = Mutex(false)
 
     /// A client; `isCancelled` is polled during waits.
     public init(configuration: Configuration, transport: any HTTPTransport = URLSessionTransport(),
@@ -123,8 +128,14 @@ public final class NYTClient: Sendable {
             response = try await transport.get(url, timeout: configuration.timeout)
         } catch {
             let reason = redacting(error.reason)
-            return .failure(.unreachable(url: shownURL, reason: reason, attempts: attempt), retryable: reason)
+            let failure = ClientError.unreachable(url: shownURL, reason: reason, attempts: attempt)
+            if case .cannotConnect = error, !hasReachedServer.withLock({ $0 }) {
+                // Never reached: offline, or the wrong address. Waiting would only delay the answer.
+                return .failure(failure, retryable: nil)
+            }
+            return .failure(failure, retryable: reason)
         }
+        hasReachedServer.withLock { $0 = true }
         if (200..<300).contains(response.status) { return .success(response) }
         let fault = redacting(NYTClient.describeFault(body: response.body, contentType: response.contentType))
         let failure = ClientError.http(status: response.status, fault: fault, url: shownURL, attempts: attempt)

@@ -297,10 +297,15 @@ struct SearchCommandTests {
 
     @Test func searchAnswersFromTheCacheWhenNothingListens() throws {
         // Port 9 (discard) has no listener on the test machine: connection refused.
-        let result = try search(["anything"], server: nil, base: "http://127.0.0.1:9")
+        var env = environment(nil, base: "http://127.0.0.1:9")
+        env["ARCHIVIST_BACKOFF"] = "120"  // a retry would wait at least a minute
+        let result = try sandbox.run(["--format", "jsonl", "search", "anything"], environment: env)
         #expect(result.status == 0, "\(result)")
-        #expect(result.stderrText.contains("cannot reach the server"), "\(result)")
+        #expect(result.stderrText.contains("cannot reach the server: connection refused; answering from the cache"), "\(result)")
         #expect(result.stderrText.contains("api-key=REDACTED"), "\(result)")
+        // Never reached, so offline at once: no retry, no wait.
+        #expect(!result.stderrText.contains("retrying"), "\(result)")
+        #expect(result.seconds < 30, "took \(result.seconds) s")
     }
 
     // MARK: Saved searches and refresh

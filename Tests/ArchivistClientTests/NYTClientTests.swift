@@ -175,8 +175,7 @@ func statusStep(_ status: Int, _ body: String = "{\"fault\":{\"faultstring\":\"n
         }
     }
 
-    @Test(arguments: [TransportFailure.timedOut, .connectionLost, .cannotConnect("connection refused"),
-                      .cannotConnect("host not found")])
+    @Test(arguments: [TransportFailure.timedOut, .connectionLost])
     func transportFailuresAreRetried(failure: TransportFailure) async throws {
         let transport = ScriptedTransport([.fail(failure), .fail(failure), okStep()])
         let events = Locked<[NYTClient.Event]>([])
@@ -185,6 +184,36 @@ func statusStep(_ status: Int, _ body: String = "{\"fault\":{\"faultstring\":\"n
         }
         #expect(response.hits == 42)
         #expect(transport.calls == 3)
+        let retries = events.value.compactMap { event -> (Int, String)? in
+            if case .retrying(let attempt, let reason, _) = event { return (attempt, reason) } else { return nil }
+        }
+        #expect(retries.map(\.0) == [1, 2])
+        #expect(retries.map(\.1) == [failure.reason, failure.reason])
+    }
+
+    static let cannotConnect: [TransportFailure] = [.cannotConnect("connection refused"), .cannotConnect("host not found"),
+                                                    .cannotConnect("not connected to the internet")]
+
+    @Test(arguments: cannotConnect)
+    func aConnectionThatCannotBeMadeAtFirstContactFailsAtOnceAsOffline(failure: TransportFailure) async {
+        let transport = ScriptedTransport([.fail(failure)], fallback: okStep())
+        let events = Locked<[NYTClient.Event]>([])
+        let error = await NYTClientTests.failure(of: NYTClientTests.client(transport), events: events)
+        #expect(transport.calls == 1)
+        #expect(error == .unreachable(url: NYTClientTests.shownURL, reason: failure.reason, attempts: 1))
+        #expect(error?.meansOffline == true)
+        #expect(events.value.allSatisfy { if case .retrying = $0 { false } else { true } }, "\(events.value)")
+    }
+
+    @Test(arguments: cannotConnect)
+    func aConnectionThatCannotBeMadeAfterTheServerAnsweredIsRetried(failure: TransportFailure) async throws {
+        let transport = ScriptedTransport([okStep(), .fail(failure), .fail(failure), okStep()])
+        let client = NYTClientTests.client(transport)
+        _ = try await client.fetch(NYTClientTests.request)
+        let events = Locked<[NYTClient.Event]>([])
+        let response = try await client.fetch(NYTClientTests.request) { event in events.withLock { $0.append(event) } }
+        #expect(response.hits == 42)
+        #expect(transport.calls == 4)
         let retries = events.value.compactMap { event -> (Int, String)? in
             if case .retrying(let attempt, let reason, _) = event { return (attempt, reason) } else { return nil }
         }
