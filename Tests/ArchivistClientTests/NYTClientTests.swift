@@ -184,11 +184,17 @@ func statusStep(_ status: Int, _ body: String = "{\"fault\":{\"faultstring\":\"n
         }
         #expect(response.hits == 42)
         #expect(transport.calls == 3)
-        let retries = events.value.compactMap { event -> (Int, String)? in
+        NYTClientTests.expectTwoRetries(for: failure, in: events.value)
+    }
+
+    /// Expects `events` to announce retries 1 and 2, each for `failure`.
+    static func expectTwoRetries(for failure: TransportFailure, in events: [NYTClient.Event],
+                                 sourceLocation: SourceLocation = #_sourceLocation) {
+        let retries = events.compactMap { event -> (Int, String)? in
             if case .retrying(let attempt, let reason, _) = event { return (attempt, reason) } else { return nil }
         }
-        #expect(retries.map(\.0) == [1, 2])
-        #expect(retries.map(\.1) == [failure.reason, failure.reason])
+        #expect(retries.map(\.0) == [1, 2], sourceLocation: sourceLocation)
+        #expect(retries.map(\.1) == [failure.reason, failure.reason], sourceLocation: sourceLocation)
     }
 
     static let cannotConnect: [TransportFailure] = [.cannotConnect("connection refused"), .cannotConnect("host not found"),
@@ -214,11 +220,7 @@ func statusStep(_ status: Int, _ body: String = "{\"fault\":{\"faultstring\":\"n
         let response = try await client.fetch(NYTClientTests.request) { event in events.withLock { $0.append(event) } }
         #expect(response.hits == 42)
         #expect(transport.calls == 4)
-        let retries = events.value.compactMap { event -> (Int, String)? in
-            if case .retrying(let attempt, let reason, _) = event { return (attempt, reason) } else { return nil }
-        }
-        #expect(retries.map(\.0) == [1, 2])
-        #expect(retries.map(\.1) == [failure.reason, failure.reason])
+        NYTClientTests.expectTwoRetries(for: failure, in: events.value)
     }
 
     @Test(arguments: [400, 401, 403, 404])
