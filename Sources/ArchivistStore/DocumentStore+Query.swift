@@ -118,11 +118,7 @@ extension DocumentStore {
     /// as of its start); nil when the document has been removed since.
     func scannedDocument(_ entry: IndexEntry) throws(StoreError) -> JSONValue? {
         guard let bytes = try fileSystem.contents(of: path(entry.file)) else { return try document(withID: entry.id) }
-        do {
-            return try JSONParser.parse(bytes)
-        } catch {
-            throw .invalidJSON(path: path(entry.file), error: error)
-        }
+        return try parsedDocument(bytes, id: entry.id)
     }
 
     /// Entries sorted by ID bytes, comparing 24-byte prefixes first (NYT IDs share their first 14).

@@ -144,6 +144,11 @@ public final class DocumentStore: Sendable {
     /// A stored document, or nil when there is none.
     public func document(withID id: String) throws(StoreError) -> JSONValue? {
         guard let bytes = try documentBytes(withID: id) else { return nil }
+        return try parsedDocument(bytes, id: id)
+    }
+
+    /// The stored bytes of document `id`, parsed; an error names its file.
+    func parsedDocument(_ bytes: [UInt8], id: String) throws(StoreError) -> JSONValue {
         do {
             return try JSONParser.parse(bytes)
         } catch {

@@ -467,31 +467,38 @@ func statusStep(_ status: Int, _ body: String = "{\"fault\":{\"faultstring\":\"n
     // test starved of threads (the parallel tests' blocking work can hold every thread of the pool
     // for a minute) cannot see the wait run out first; "promptly" is a bound far below the hour.
 
+    /// Fetches with `client` until it announces a wait, then sets `cancelled`: how the fetch ended,
+    /// how long after the cancellation, and the events it announced.
+    static func cancelOnceWaiting(_ client: NYTClient, _ cancelled: Locked<Bool>, sourceLocation: SourceLocation = #_sourceLocation)
+        async throws -> (error: ClientError?, elapsed: Duration, events: [NYTClient.Event]) {
+        let events = Locked<[NYTClient.Event]>([])
+        let waiting = Task { await failure(of: client, events: events) }
+        defer { cancelled.value = true }  // also when the check below ends the test early
+        for _ in 0..<6_000 where events.value.isEmpty { try await Task.sleep(for: .milliseconds(10)) }
+        try #require(!events.value.isEmpty, "the wait never began", sourceLocation: sourceLocation)
+        try await Task.sleep(for: .milliseconds(100))
+        let clock = ContinuousClock()
+        let cancelledAt = clock.now
+        cancelled.value = true
+        let error = await waiting.value
+        return (error, clock.now - cancelledAt, events.value)
+    }
+
     @Test func cancellationEndsAPaceWaitPromptly() async throws {
         let transport = ScriptedTransport([], fallback: okStep())
         let cancelled = Locked(false)
         let client = NYTClientTests.client(transport, pace: 3600, isCancelled: { cancelled.value })
         _ = try await client.fetch(NYTClientTests.request)  // takes the slot; the next waits ~1 h
 
-        let events = Locked<[NYTClient.Event]>([])
-        let waiting = Task { await NYTClientTests.failure(of: client, events: events) }
-        defer { cancelled.value = true }  // also when a check below ends the test early
-        for _ in 0..<6_000 where events.value.isEmpty { try await Task.sleep(for: .milliseconds(10)) }
-        try #require(!events.value.isEmpty, "the wait never began")
-        try await Task.sleep(for: .milliseconds(100))
-        let clock = ContinuousClock()
-        let cancelledAt = clock.now
-        cancelled.value = true
-        let error = await waiting.value
-        let elapsed = clock.now - cancelledAt
+        let (error, elapsed, events) = try await NYTClientTests.cancelOnceWaiting(client, cancelled)
         #expect(error == .cancelled)
         // The wait polls every 0.1 s.
         #expect(elapsed < .seconds(600), "cancellation took \(elapsed)")
         #expect(transport.calls == 1)
-        if case .pacing(let seconds)? = events.value.first {
+        if case .pacing(let seconds)? = events.first {
             #expect(seconds > 3000 && seconds <= 3600)
         } else {
-            Issue.record("expected a .pacing event, got \(events.value)")
+            Issue.record("expected a .pacing event, got \(events)")
         }
     }
 
@@ -502,19 +509,10 @@ func statusStep(_ status: Int, _ body: String = "{\"fault\":{\"faultstring\":\"n
                                                     backoff: 3600, maximumRetries: 5, timeout: 1)
         let client = NYTClient(configuration: configuration, transport: transport, ledger: MemoryRequestLedger(),
                                isCancelled: { cancelled.value })
-        let events = Locked<[NYTClient.Event]>([])
-        let waiting = Task { await NYTClientTests.failure(of: client, events: events) }
-        defer { cancelled.value = true }  // also when a check below ends the test early
-        // Cancel once the backoff wait has begun.
-        for _ in 0..<6_000 where events.value.isEmpty { try await Task.sleep(for: .milliseconds(10)) }
-        try #require(!events.value.isEmpty, "the wait never began")
-        try await Task.sleep(for: .milliseconds(100))
-        let clock = ContinuousClock()
-        let cancelledAt = clock.now
-        cancelled.value = true
-        let error = await waiting.value
+        // Cancelled once the backoff wait has begun.
+        let (error, elapsed, _) = try await NYTClientTests.cancelOnceWaiting(client, cancelled)
         #expect(error == .cancelled)
-        #expect(clock.now - cancelledAt < .seconds(600))
+        #expect(elapsed < .seconds(600))
         #expect(transport.calls == 1)
     }
 
