@@ -49,6 +49,8 @@ public final class FaultInjectingFileSystem: FileSystem, @unchecked Sendable {
         var refused = 0
         /// The number (in `performed + 1` terms) of the first mutating operation to refuse.
         var failAt: Int?
+        /// Reads of each file's content, by the path asked for.
+        var reads: [String: Int] = [:]
     }
 
     static let rootID = 1
@@ -94,6 +96,11 @@ public final class FaultInjectingFileSystem: FileSystem, @unchecked Sendable {
     /// How many mutating operations the crash point refused so far.
     public var refusedOperationCount: Int {
         state.withLock { $0.refused }
+    }
+
+    /// How many times each file's content has been read, by the path the reader gave.
+    public var readCounts: [String: Int] {
+        state.withLock { $0.reads }
     }
 
     /// Forgets everything not durable: each file gets back its durable content and each folder its
@@ -281,6 +288,7 @@ public final class FaultInjectingFileSystem: FileSystem, @unchecked Sendable {
             case .found(let id):
                 let inode = state.inodes[id]!
                 if inode.isFolder { throw Self.failure(path, "read", "is a folder") }
+                state.reads[path, default: 0] += 1
                 return offset >= inode.content.count ? [] : Array(inode.content[max(offset, 0)...])
             }
         }

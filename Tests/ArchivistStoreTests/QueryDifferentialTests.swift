@@ -740,6 +740,36 @@ extension QueryDifferentialTests {
         #expect(sorted == ["nfd", "plain", "ring", "nfc", "angstrom"])
     }
 
+    @Test("a query or facet on paths outside the projection reads each document file once")
+    func scansReadEachDocumentOnce() throws {
+        let fileSystem = FaultInjectingFileSystem()
+        let store = try DocumentStore(folder: "/data", fileSystem: fileSystem)
+        let ids = (0..<12).map { String(format: "doc%02d", $0) }
+        for (i, id) in ids.enumerated() {
+            try store.put(try JSONParser.parse(Array(#"{"print_page": "\#(i % 3)", "source": "S\#(i % 2)"}"#.utf8)), id: id)
+        }
+        func documentReads() -> [String: Int] {
+            fileSystem.readCounts.filter { $0.key.hasPrefix("/data/" + FileNames.documents + "/") }
+        }
+        let unprojected = Filter.field("print_page", [.ne(.string("0"))])
+        for run in ["find", "facet by a filter outside the projection", "facet by a filter inside it"] {
+            let before = documentReads()
+            switch run {
+            case "find":
+                #expect(try store.find(Query(filter: unprojected)).ids.count == 8)
+            case "facet by a filter outside the projection":
+                let facet = try store.facet("source", matching: unprojected)
+                #expect(facet.values.map(\.count) == [4, 4] && facet.scannedPaths == ["print_page", "source"])
+            default:
+                let facet = try store.facet("source", matching: .field("_id", [.gte(.string("doc06"))]))
+                #expect(facet.values.map(\.count) == [3, 3] && facet.scannedPaths == ["source"])
+            }
+            let reads = documentReads().map { path, count in count - (before[path] ?? 0) }.filter { $0 != 0 }
+            let expected = run == "facet by a filter inside it" ? 6 : ids.count
+            #expect(reads.count == expected && reads.allSatisfy { $0 == 1 }, "\(run): reads per document \(reads.sorted())")
+        }
+    }
+
     @Test("facet keeps strings apart that = tells apart (precomposed and decomposed accents)")
     func facetSeparatesWhatEqualitySeparates() throws {
         let small = try SmallStore([
