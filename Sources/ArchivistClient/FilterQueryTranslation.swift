@@ -83,8 +83,8 @@ public enum FilterQueryTranslation {
             guard !isContains else { return nil }
             var years: [Filter] = []
             for value in values {
-                guard value.count == 4, let year = Int(value) else { return nil }
-                years.append(.field("pub_date", [.gte(.string("\(value)-01-01")), .lte(.string("\(year)-12-31"))]))
+                guard value.utf8.count == 4, value.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) else { return nil }
+                years.append(.field("pub_date", [.gte(.string("\(value)-01-01")), .lte(.string("\(value)-12-31"))]))
             }
             return anyOf(years)
         default:

@@ -409,7 +409,7 @@ struct HarvestRun {
         #expect(FilterQueryTranslation.filter(for: fq) == expected)
     }
 
-    @Test(arguments: ["body:\"climate\"", "body.search:climate", "day_of_week:Monday", "secpg:A1", "pub_year:16",
+    @Test(arguments: ["body:\"climate\"", "body.search:climate", "day_of_week:Monday", "secpg:A1", "pub_year:16", "pub_year:+201", "pub_year:２０１６",
                       "pub_year:(2016 last)", "pub_year.contains:2016", ".contains:x"])
     func fieldsWhoseValuesAreNotStoredAreNotTranslated(fq: String) {
         #expect(FilterQueryTranslation.filter(for: fq) == nil, "\(String(describing: FilterQueryTranslation.filter(for: fq)))")
