@@ -90,7 +90,8 @@ public final class Harvester: Sendable {
     /// State of one run.
     private struct Run {
         var summary = HarvestSummary()
-        var seen: Set<String> = []
+        /// IDs as the store tells them apart (byte for byte, not by Unicode equivalence).
+        var seen: Set<DocumentID> = []
     }
 
     /// Fetches pages `first..<planned` of one request, fewer when the hits run out (the plan is
@@ -177,7 +178,7 @@ public final class Harvester: Sendable {
             if let date = article.pubDate, date > (run.summary.newestPublication ?? .distantPast) {
                 run.summary.newestPublication = date
             }
-            guard run.seen.insert(article.id).inserted else { continue }
+            guard run.seen.insert(DocumentID(article.id)).inserted else { continue }
             run.summary.ids.append(article.id)
             run.summary.fetched += 1
             switch outcome {

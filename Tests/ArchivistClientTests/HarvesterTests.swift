@@ -153,6 +153,21 @@ struct HarvestRun {
         #expect(run.summary.newestPublication == dates.compactMap { $0 }.max())
     }
 
+    @Test func idsTheStoreTellsApartAreCountedApart() async throws {
+        let folder = try ScratchFolder()
+        defer { folder.remove() }
+        // Canonically equivalent spellings: equal as Swift strings, two documents in the store.
+        let corpus: [JSONValue] = ["caf\u{e9}", "cafe\u{301}"].map { id in
+            .object(sorting: [JSONMember(key: "_id", value: .string(id)),
+                              JSONMember(key: "pub_date", value: .string("2020-01-01T12:00:00Z"))])
+        }
+        let run = try await HarvestRun(corpus, HarvesterTests.range("2020-01-01", "2020-01-02"), limit: .pages(1), in: folder)
+        #expect(run.error == nil)
+        #expect(try run.store.count == 2)
+        #expect(run.summary.fetched == 2 && run.summary.added == 2)
+        #expect(run.summary.ids.map { Array($0.utf8) } == ["caf\u{e9}", "cafe\u{301}"].map { Array($0.utf8) })
+    }
+
     @Test(arguments: [(25, 3), (20, 2), (10, 1), (3, 1), (0, 1)])
     func pagesStopWhenTheHitsRunOut(hits: Int, requests: Int) async throws {
         let folder = try ScratchFolder()
