@@ -5,9 +5,9 @@ import Synchronization
 /// Sends Article Search requests one at a time: paced, counted, retried with backoff.
 ///
 /// Every attempt first takes a slot from the ledger (at most one request per `pace` seconds, across
-/// processes sharing the data folder). A 429, a 5xx, a timeout or a dropped connection is retried
-/// up to `maximumRetries` times after an exponential backoff with jitter (the API sends no
-/// Retry-After); 400, 401, 403 and 404 fail at once. A connection that cannot be made (refused,
+/// processes sharing the data folder). A 429, a 408, a 5xx, a timeout, a dropped connection or
+/// another transport failure is retried up to `maximumRetries` times after an exponential backoff
+/// with jitter (the API sends no Retry-After); any other 4xx (400, 401, 403, 404) fails at once. A connection that cannot be made (refused,
 /// host not found, no network, TLS) is retried only once this client has had an answer from the
 /// server: before that it means offline, and fails at once. Waits end early when `isCancelled`
 /// turns true.
@@ -82,7 +82,7 @@ public final class NYTClient: Sendable {
 
     /// Fetches one page, retrying what can be retried. `onEvent` hears about waits and retries.
     public func fetch(_ request: SearchRequest, onEvent: @Sendable (Event) -> Void = { _ in }) async throws(ClientError) -> SearchResponse {
-        try validate(request)
+        try request.validate()
         guard let url = request.url(base: configuration.baseURL, apiKey: configuration.apiKey) else {
             throw .invalidRequest(parameter: "--api-base", reason: "'\(configuration.baseURL)' is not an http(s) URL")
         }
@@ -162,7 +162,8 @@ public final class NYTClient: Sendable {
                     onEvent(.pacing(seconds: seconds))
                     announced = true
                 }
-                try await sleep(min(seconds, 1))
+                // `sleep` notices a cancellation within 0.1 s; the slot is asked for again after.
+                try await sleep(seconds)
             }
         }
     }

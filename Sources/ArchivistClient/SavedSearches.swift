@@ -83,11 +83,14 @@ public struct SavedSearches: Sendable {
 
     /// Forgets the saved search `name`; its articles stay in the store.
     public func remove(named name: String) throws(ClientError) {
-        _ = try search(named: name)
+        var found = false
         try update { searches in
+            let before = searches.count
             searches.removeAll { $0.name == name }
-            return true
+            found = searches.count < before
+            return found
         }
+        if !found { throw .unknownSearch(name: name) }
     }
 
     /// Records a run of `name` (when it exists): its time, its summary and, for a complete run,

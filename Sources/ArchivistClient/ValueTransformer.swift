@@ -109,12 +109,9 @@ extension JSONTransformer where Value: JSONMappable {
     /// members (nil refuses the object), then the table fills in the rest. Anything that is not
     /// an object gives nil.
     static func mapped(_ make: @escaping @Sendable (JSONValue) -> Value?) -> JSONTransformer {
-        let mappings = Value.fieldMappings
-        return JSONTransformer { json in
+        JSONTransformer { json in
             guard case .object = json, var value = make(json) else { return nil }
-            for mapping in mappings {
-                mapping.apply(to: &value, from: json)
-            }
+            value.applyFieldMappings(from: json)
             return value
         }
     }
