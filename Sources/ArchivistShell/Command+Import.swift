@@ -28,6 +28,9 @@ extension Command {
     /// `import`'s work; Ctrl-C stops it between batches (it is interruptible).
     static func runImport(_ invocation: Invocation, shell: Shell) throws {
         let source = invocation.positionals[0]
+        if source == "-" && shell.readsCommandsFromStandardInput {
+            throw ShellError.usage("import: '-' cannot be read: standard input holds the commands; give a file", command: "import")
+        }
         let name = source == "-" ? "stdin" : source
         var descriptor: Int32 = STDIN_FILENO
         if source != "-" {

@@ -79,6 +79,7 @@ extension Command {
             return
         }
         if let error, case .cancelled = error {
+            Interruption.acknowledge()  // the press stopped the fetching; the fetched are still listed
             printSummary(summary, shell: shell)
             try printFetched(summary.ids, sort: request.sort, limit: shown, fields: fields, store: store, shell: shell)
             throw ShellError.interrupted("search: interrupted after \(summary.pages) page\(summary.pages == 1 ? "" : "s"); the \(summary.fetched) article\(summary.fetched == 1 ? "" : "s") fetched are stored")
@@ -163,6 +164,10 @@ extension Command {
         var records: [Record] = []
         var failure: ShellError?
         for search in chosen {
+            if Interruption.isRequested {
+                failure = .interrupted("refresh: interrupted before \(search.name); what was fetched is stored")
+                break
+            }
             let today = CalendarDay.today
             var request = search.request
             request.from = search.newestPublication.map { CalendarDay($0).adding(days: -1) } ?? search.request.from
@@ -171,10 +176,8 @@ extension Command {
             func row(_ summary: HarvestSummary?, _ status: String) -> Record {
                 Record([("name", .string(search.name)),
                         ("from", request.from.map { .string($0.description) } ?? .null),
-                        ("to", request.to.map { .string($0.description) } ?? .null),
-                        ("fetched", .int(summary?.fetched ?? 0)), ("added", .int(summary?.added ?? 0)),
-                        ("updated", .int(summary?.updated ?? 0)), ("unchanged", .int(summary?.unchanged ?? 0)),
-                        ("pages", .int(summary?.pages ?? 0)), ("status", .string(status))])
+                        ("to", request.to.map { .string($0.description) } ?? .null)]
+                       + summaryFields(summary ?? HarvestSummary()) + [("status", .string(status))])
             }
             if let from = request.from, let to = request.to, to < from {
                 records.append(row(nil, "up to date (its range ends \(to))"))
@@ -257,11 +260,12 @@ extension Command {
         guard SearchRequest().url(base: base, apiKey: nil) != nil else {
             throw ShellError.usage("\(command): --api-base: '\(base)' is not an http(s) URL", command: command)
         }
-        let pace = try seconds(invocation.value("--pace"), "--pace") ?? seconds(environment["ARCHIVIST_PACE"], "ARCHIVIST_PACE") ?? 12
+        let pace = try seconds(invocation.value("--pace"), "--pace") ?? seconds(environment["ARCHIVIST_PACE"], "ARCHIVIST_PACE")
         guard let key = environment["NYT_API_KEY"], !key.trimmingCharacters(in: .whitespaces).isEmpty else {
             throw ClientError.missingAPIKey
         }
-        var configuration = NYTClient.Configuration(baseURL: base, apiKey: key.trimmingCharacters(in: .whitespaces), pace: pace)
+        var configuration = NYTClient.Configuration(baseURL: base, apiKey: key.trimmingCharacters(in: .whitespaces))
+        if let pace { configuration.pace = pace }
         if let backoff = try seconds(environment["ARCHIVIST_BACKOFF"], "ARCHIVIST_BACKOFF") { configuration.backoff = backoff }
         if let timeout = try seconds(environment["ARCHIVIST_TIMEOUT"], "ARCHIVIST_TIMEOUT") { configuration.timeout = max(1, timeout) }
         return configuration
@@ -269,21 +273,16 @@ extension Command {
 
     // MARK: Running
 
-    /// Runs a harvest to its end, Ctrl-C, or an error, showing progress on a terminal.
-    ///
-    /// The harvest has its own `Interruption.catching`, inside the command's: the Ctrl-C that
-    /// stopped it is forgotten when it returns, so the articles it fetched are still listed.
+    /// Runs a harvest to its end, Ctrl-C (`.cancelled`), or an error, showing progress on a terminal.
     static func harvest(_ request: SearchRequest, limit: PageLimit, configuration: NYTClient.Configuration,
                         store: DocumentStore, shell: Shell) -> (HarvestSummary, ClientError?) {
-        Interruption.catching {
-            let client = NYTClient(configuration: configuration, ledger: StoreRequestLedger(store: store),
-                                   isCancelled: { Interruption.isRequested })
-            let harvester = Harvester(client: client, store: store)
-            let progress = ProgressReporter(errors: shell.errors)
-            let result = runBlocking { await harvester.run(request, limit: limit) { progress.report($0) } }
-            progress.finish()
-            return result
-        }
+        let client = NYTClient(configuration: configuration, ledger: StoreRequestLedger(store: store),
+                               isCancelled: { Interruption.isRequested })
+        let harvester = Harvester(client: client, store: store)
+        let progress = ProgressReporter(errors: shell.errors)
+        let result = runBlocking { await harvester.run(request, limit: limit) { progress.report($0) } }
+        progress.finish()
+        return result
     }
 
     /// Waits for an async operation from synchronous code (the commands are synchronous; only the
@@ -302,9 +301,14 @@ extension Command {
 
     // MARK: Printing
 
+    /// The counts of a run, as `search` and `refresh` print them.
+    static func summaryFields(_ summary: HarvestSummary) -> [(String, JSONValue)] {
+        [("fetched", .int(summary.fetched)), ("added", .int(summary.added)), ("updated", .int(summary.updated)),
+         ("unchanged", .int(summary.unchanged)), ("pages", .int(summary.pages))]
+    }
+
     static func printSummary(_ summary: HarvestSummary, shell: Shell) {
-        let record = Record([("fetched", .int(summary.fetched)), ("added", .int(summary.added)), ("updated", .int(summary.updated)),
-                             ("unchanged", .int(summary.unchanged)), ("pages", .int(summary.pages))])
+        let record = Record(summaryFields(summary))
         switch shell.effectiveFormat {
         case .json, .jsonl:
             shell.renderer.render(single: record, to: shell.output)
@@ -328,13 +332,20 @@ extension Command {
     static func printFetched(_ ids: [String], sort: SearchRequest.Sort?, limit: Int?, fields: [String]?,
                              store: DocumentStore, shell: Shell) throws {
         var ordered = ids
-        if let sort, sort != .relevance, !ids.isEmpty {
-            let result = try store.find(Query(filter: .field("_id", [.in(ids.map(JSONValue.string))]),
-                                              sort: [SortKey("pub_date", descending: sort == .newest)]))
-            ordered = result.ids
+        if let keys = publicationOrder(sort), !ids.isEmpty {
+            ordered = try store.find(Query(filter: .field("_id", [.in(ids.map(JSONValue.string))]), sort: keys)).ids
         }
         if let limit { ordered = Array(ordered.prefix(limit)) }
         try printDocuments(ordered, fields: fields, store: store, shell: shell)
+    }
+
+    /// The store's sort for the API's `newest` or `oldest` (by `pub_date`); nil for relevance or none.
+    static func publicationOrder(_ sort: SearchRequest.Sort?) -> [SortKey]? {
+        switch sort {
+        case .newest?: [SortKey("pub_date", descending: true)]
+        case .oldest?: [SortKey("pub_date")]
+        case .relevance?, nil: nil
+        }
     }
 
     /// Answers from the store what the API could not: a text search for q within the dates.
@@ -353,12 +364,8 @@ extension Command {
                 shell.errors.line("note: --fq '\(filterQuery)' cannot be applied to the cache, so it was left out")
             }
         }
-        var sort: [SortKey] = []
-        switch request.sort {
-        case .newest?: sort = [SortKey("pub_date", descending: true)]
-        case .oldest?: sort = [SortKey("pub_date")]
-        case .relevance?, nil: sort = request.query == nil ? [SortKey("pub_date", descending: true)] : []
-        }
+        // By relevance means by the text search's ranking; without a query, newest first.
+        let sort = publicationOrder(request.sort) ?? (request.query == nil ? publicationOrder(.newest) ?? [] : [])
         let filter: Filter = clauses.isEmpty ? .all : (clauses.count == 1 ? clauses[0] : .and(clauses))
         let result = try store.find(Query(filter: filter, sort: sort, limit: limit))
         noteScan(result.scannedPaths, shell: shell)

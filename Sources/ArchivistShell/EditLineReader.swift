@@ -52,12 +52,6 @@ public final class EditLineReader: LineReader {
             let text = String(decoding: UnsafeRawBufferPointer(start: start, count: length), as: UTF8.self)
             return EditLineReader.complete(text) { insertion in _ = el_insertstr(editLine, insertion) }
         }
-        // Ctrl-C interrupts the read (the handler only notes it) instead of ending the process.
-        var action = sigaction()
-        action.__sigaction_handler.sa_handler = { _ in EditLineReader.interrupted = 1 }
-        sigemptyset(&action.sa_mask)
-        action.sa_flags = 0
-        sigaction(SIGINT, &action, nil)
     }
 
     deinit {
@@ -69,6 +63,15 @@ public final class EditLineReader: LineReader {
     public func readLine(prompt: String) -> ReadOutcome {
         EditLineReader.currentPrompt = Array(prompt.utf8CString)
         EditLineReader.interrupted = 0
+        // While a line is typed, Ctrl-C abandons it (the handler only notes it) instead of ending
+        // the process; while a command runs, Ctrl-C is the command's (see `Interruption`).
+        var action = sigaction()
+        action.__sigaction_handler.sa_handler = { _ in EditLineReader.interrupted = 1 }
+        sigemptyset(&action.sa_mask)
+        action.sa_flags = 0
+        var previous = sigaction()
+        sigaction(SIGINT, &action, &previous)
+        defer { sigaction(SIGINT, &previous, nil) }
         var count: Int32 = 0
         guard let line = el_gets(editLine, &count) else {
             if EditLineReader.interrupted != 0 || errno == EINTR {

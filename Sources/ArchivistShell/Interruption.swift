@@ -10,8 +10,14 @@ import Synchronization
 public enum Interruption {
     private static let presses = Atomic<Int>(0)
 
-    /// Whether Ctrl-C was pressed since the current `catching` began.
+    /// Whether Ctrl-C was pressed since the current `catching` began (or `acknowledge()`).
     public static var isRequested: Bool { presses.load(ordering: .relaxed) > 0 }
+
+    /// Forgets the presses so far: the command has stopped what they asked it to stop and goes on
+    /// (`search` lists what it fetched); a later press asks again.
+    public static func acknowledge() {
+        presses.store(0, ordering: .relaxed)
+    }
 
     /// Runs `body` with Ctrl-C noted instead of ending the process, then puts back the SIGINT
     /// handler there was (the interactive shell's, or the default).

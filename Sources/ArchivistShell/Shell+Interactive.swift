@@ -12,7 +12,7 @@ extension Shell {
     public func runInteractive(reader: LineReader) -> Int32 {
         printBanner()
         EditLineReader.completer = { [self] text in completions(for: text) }
-        var pending: [String] = []
+        var pending = PendingCommand()
         while true {
             let folderName = (dataFolder as NSString).lastPathComponent
             let prompt = pending.isEmpty ? "\(folderName)> " : "...> "
@@ -24,16 +24,12 @@ extension Shell {
                 output.flush()
                 return ExitStatus.success
             case .interrupted:
-                pending = []
+                pending.clear()
                 continue
             case .line(let line):
-                if pending.isEmpty && line.trimmingCharacters(in: .whitespaces).isEmpty { continue }
-                pending.append(line)
-                let command = pending.joined(separator: "\n")
-                guard case .words(let words) = CommandLineSplitter.split(command) else { continue }
-                pending = []
+                guard case .command(let command, let words) = pending.add(line) else { continue }
                 reader.addToHistory(command)
-                guard !words.isEmpty, !words[0].hasPrefix("#") else { continue }
+                guard !words.isEmpty else { continue }
                 if runLine(words) == Self.quitStatus {
                     output.flush()
                     return ExitStatus.success
@@ -56,7 +52,8 @@ extension Shell {
         if command.name == "help" { return commands.names }
         if command.name == "index" && words.count == 2 { return ["list", "add", "drop"] }
         if ["get", "remove", "put"].contains(command.name), words.count == 2 {
-            return ((try? store().entries()) ?? []).prefix(10_000).map(\.id)
+            // Those the typed start fits, at most 10,000 (capped after filtering, so any ID can be reached).
+            return Array(((try? store().entries()) ?? []).lazy.map(\.id).filter { $0.hasPrefix(current) }.prefix(10_000))
         }
         let previous = words.count >= 3 ? words[words.count - 2] : ""
         if command.name == "refresh" || (command.name == "searches" && previous == "--drop")

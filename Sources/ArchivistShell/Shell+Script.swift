@@ -9,7 +9,7 @@ extension Shell {
     /// `error: line N: ...`; later lines still run unless `bail`. Returns 1 if any command failed.
     public func runScript(bail: Bool, nextLine: () -> String?) -> Int32 {
         var failed = false
-        var pending: [String] = []
+        var pending = PendingCommand()
         var firstLine = 0
         var number = 0
         defer {
@@ -19,15 +19,8 @@ extension Shell {
         }
         while let line = nextLine() {
             number += 1
-            if pending.isEmpty {
-                let trimmed = line.trimmingCharacters(in: .whitespaces)
-                if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
-                firstLine = number
-            }
-            pending.append(line)
-            guard case .words(let words) = CommandLineSplitter.split(pending.joined(separator: "\n")) else { continue }
-            pending = []
-            guard !words.isEmpty else { continue }
+            if pending.isEmpty { firstLine = number }
+            guard case .command(_, let words) = pending.add(line), !words.isEmpty else { continue }
             lineNumber = firstLine
             let status = runLine(words)
             output.flush()
@@ -75,9 +68,9 @@ extension Shell {
         case (".timer", 1) where ["on", "off"].contains(arguments[0]):
             showsTimer = arguments[0] == "on"
         case (".open", 1):
-            open(dataFolder: arguments[0])
+            // The folder is switched only once its store opens: a bad one leaves the shell where it was.
             do {
-                _ = try store()
+                try open(dataFolder: arguments[0])
             } catch {
                 return report(error)
             }

@@ -21,26 +21,23 @@ public final class Shell: @unchecked Sendable {
     public let output: TextSink
     /// Where errors go.
     public let errors: TextSink
-    /// Reads all of standard input (for `import -`).
-    public let readStandardInput: @Sendable () -> [UInt8]
     /// The commands this shell knows.
     public let commands: CommandTable
     private var openedStore: DocumentStore?
     /// Whether each command's wall time is printed on stderr (`.timer on`).
     public var showsTimer = false
-    /// Reads the next line of standard input (for scripts), nil at its end.
-    public var readLine: @Sendable () -> String? = { Swift.readLine(strippingNewline: true) }
+    /// Whether the commands themselves come from standard input (a script or the shell), so
+    /// `import -` has nothing of its own to read.
+    public internal(set) var readsCommandsFromStandardInput = false
 
     /// Creates a shell over a data folder.
     public init(dataFolder: String, format: OutputFormat? = nil, output: TextSink, errors: TextSink,
-                commands: CommandTable = .standard,
-                readStandardInput: @escaping @Sendable () -> [UInt8] = { Array(FileHandle.standardInput.readDataToEndOfFile()) }) {
+                commands: CommandTable = .standard) {
         self.dataFolder = dataFolder
         self.format = format
         self.output = output
         self.errors = errors
         self.commands = commands
-        self.readStandardInput = readStandardInput
     }
 
     /// The format in force.
@@ -57,16 +54,22 @@ public final class Shell: @unchecked Sendable {
             try openedStore.refresh()
             return openedStore
         }
-        let lockTimeout = ProcessInfo.processInfo.environment["ARCHIVIST_LOCK_TIMEOUT"].flatMap(Double.init) ?? 10
-        let store = try DocumentStore(folder: dataFolder, options: .init(lockTimeout: lockTimeout))
+        let store = try Self.openStore(in: dataFolder)
         openedStore = store
         return store
     }
 
-    /// Switches to another data folder (the store is opened again on next use).
-    public func open(dataFolder: String) {
+    /// Switches to another data folder, once its store opens (else nothing changes).
+    public func open(dataFolder: String) throws(StoreError) {
+        let store = try Self.openStore(in: dataFolder)
         self.dataFolder = dataFolder
-        openedStore = nil
+        openedStore = store
+    }
+
+    /// Opens the store of a data folder, with the lock timeout of `ARCHIVIST_LOCK_TIMEOUT`.
+    static func openStore(in folder: String) throws(StoreError) -> DocumentStore {
+        let lockTimeout = ProcessInfo.processInfo.environment["ARCHIVIST_LOCK_TIMEOUT"].flatMap(Double.init) ?? 10
+        return try DocumentStore(folder: folder, options: .init(lockTimeout: lockTimeout))
     }
 
     /// Runs `archivist ARGS...`: global options anywhere, then a command and its arguments.
@@ -97,7 +100,7 @@ public final class Shell: @unchecked Sendable {
                     if inline == nil { index += 1 }
                     if name == "--data" {
                         guard !value.isEmpty else { throw .usage("option '--data' needs a folder", command: nil) }
-                        open(dataFolder: value)
+                        dataFolder = value  // opened on first use, so `help` creates nothing
                     } else {
                         guard let format = OutputFormat(rawValue: value) else {
                             throw .usage("unknown format '\(value)'; use table, json, jsonl or csv", command: nil)
@@ -126,7 +129,8 @@ public final class Shell: @unchecked Sendable {
             // No command: read commands from standard input. A script (not a terminal, or
             // --batch) runs line by line; the interactive shell needs a terminal.
             let interactive = mode.map { $0 == .interactive } ?? (isatty(STDIN_FILENO) == 1)
-            if !interactive { return runScript(bail: bail, nextLine: readLine) }
+            readsCommandsFromStandardInput = true
+            if !interactive { return runScript(bail: bail, nextLine: { Swift.readLine(strippingNewline: true) }) }
             // libedit needs a terminal; without one, prompts are printed and lines read plainly.
             guard isatty(STDIN_FILENO) == 1 else { return runInteractive(reader: PlainLineReader(output: output)) }
             return runInteractive(reader: EditLineReader(historyPath: EditLineReader.defaultHistoryPath()))

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
 import Foundation
 @testable import ArchivistShell
 import Testing
@@ -23,6 +26,23 @@ struct HistoryTests {
         #expect(again.historyEntries == ["stats", "find section_name = Sports", "count"])
         let reread = EditLineReader(historyPath: path)
         #expect(reread.historyEntries == ["stats", "find section_name = Sports", "count"])
+    }
+
+    @Test("opening the line reader leaves Ctrl-C alone: it catches it only while a line is typed")
+    func openingTheReaderLeavesCtrlCAlone() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        func currentHandler() -> UInt {
+            var action = sigaction()
+            sigaction(SIGINT, nil, &action)
+            return action.__sigaction_handler.sa_handler.map { unsafeBitCast($0, to: UInt.self) } ?? 0
+        }
+        let before = currentHandler()
+        let reader = EditLineReader(historyPath: sandbox.root + "/history")
+        reader.addToHistory("count")
+        // A command run at the prompt meets the disposition there was (the default ends a command
+        // that cannot be interrupted), not a handler that would swallow the press.
+        #expect(currentHandler() == before)
     }
 
     @Test func historyIsCappedToTheNewestEntries() throws {

@@ -173,4 +173,51 @@ struct ScriptTests {
         #expect(text.contains("data> ") && text.contains("...> "), "prompts: \(text)")
         #expect(text.contains("\n1\n") || text.contains("> 1\n"), "count ran: \(text)")
     }
+
+    @Test("a comment at the prompt is skipped like a script's: an apostrophe in it opens no quote")
+    func aCommentAtThePromptOpensNoQuote() throws {
+        let result = try script("# don't mind me\ncount\n", ["--interactive"])
+        #expect(result.status == 0, "\(result)")
+        #expect(!result.stdoutText.contains("...> "), "\(result)")
+        #expect(result.stdoutText.contains("data> 0\n"), "count ran after the comment: \(result)")
+    }
+
+    @Test("import - in a script is an error: standard input holds the commands")
+    func importFromStandardInputInAScriptIsAnError() throws {
+        let result = try script("import -\n{\"_id\": \"x\"}\ncount\n")
+        #expect(result.status == 1, "\(result)")
+        #expect(result.stderrLines.first == "error: line 1: import: '-' cannot be read: standard input holds the commands; give a file",
+                "\(result)")
+        #expect(result.stdoutLines.last == "0", "nothing was imported: \(result)")
+    }
+
+    @Test(".open of a folder whose store cannot be opened is an error that leaves the shell where it was")
+    func openOfABadFolderKeepsTheCurrentOne() throws {
+        #expect(try sandbox.run(["put", "a", "{}"]).status == 0)
+        let bad = sandbox.root + "/bad"
+        try FileManager.default.createDirectory(atPath: bad, withIntermediateDirectories: true)
+        try sandbox.write("not json", to: bad + "/" + FileNames.metadata)
+        let result = try script(".open \(bad)\ncount\n")
+        #expect(result.status == 1, "\(result)")
+        #expect(result.stderrLines.count == 1 && result.stderrLines[0].hasPrefix("error: line 1: "), "\(result)")
+        #expect(result.stdoutLines == ["1"], "count ran on the first folder: \(result)")
+    }
 }
+
+/// Tab completion of document IDs.
+@Suite("completion of document IDs")
+struct DocumentIDCompletionTests {
+    @Test func anyIDCanBeCompletedHoweverManyThereAre() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let store = try DocumentStore(folder: sandbox.data)
+        let documents: [JSONValue] = (0...10_000).map { .object([JSONMember(key: "_id", value: .string(String(format: "id%05d", $0)))]) }
+        #expect(try store.upsert(documents).count == 10_001)
+        let shell = Shell(dataFolder: sandbox.data, output: TextSink(), errors: TextSink())
+        // The last in ID order is past the first 10,000.
+        #expect(shell.completions(for: "get id1000") == ["id10000"])
+        #expect(shell.completions(for: "get id0000").count == 10)
+        #expect(shell.completions(for: "get ").count == 10_000, "at most 10,000 offered at once")
+    }
+}
+
