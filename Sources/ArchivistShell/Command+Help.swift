@@ -38,7 +38,7 @@ extension CommandTable {
     /// The text `help` prints: global usage and one line per command.
     public var overview: String {
         var text = """
-        usage: archivist [--data DIR] [--format table|json|jsonl|csv] COMMAND [ARGS...]
+        usage: archivist [--data DIR] [--format table|json|jsonl|csv] [--bail] [--batch|--interactive] [COMMAND [ARGS...]]
 
         Keeps a local, hand-inspectable cache of New York Times articles in a data folder
         (--data DIR, else $ARCHIVIST_DATA, else ./data).

@@ -14,6 +14,7 @@ enum DisplayWidth {
         let scalars = character.unicodeScalars
         guard let first = scalars.first else { return 0 }
         if first.value < 0x20 || (0x7F..<0xA0).contains(first.value) { return 0 }
+        if character.isASCII { return 1 }  // the common case, without property lookups
         switch first.properties.generalCategory {
         case .nonspacingMark, .enclosingMark, .format: return 0
         default: break
