@@ -61,15 +61,7 @@ public struct Projection: Sendable, Equatable {
                 short.append(JSONMember(key: path, value: value))
             }
         }
-        var out: [UInt8] = [UInt8(ascii: "{")]
-        for (i, member) in (short + long).enumerated() {
-            if i > 0 { out.append(UInt8(ascii: ",")) }
-            JSONWriter.writeString(member.key, into: &out)
-            out.append(UInt8(ascii: ":"))
-            JSONWriter.writeCompact(member.value, into: &out)
-        }
-        out.append(UInt8(ascii: "}"))
-        return out
+        return JSONWriter.compactBytes(.object(short + long))
     }
 
     static func project(_ document: JSONValue, path: [String]) -> JSONValue? {

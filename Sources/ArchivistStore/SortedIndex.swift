@@ -157,7 +157,7 @@ struct SortableKey: Comparable {
             if a.instant != b.instant { c = a.instant < b.instant ? -1 : 1 } else { c = ValueOrder.compareSortKeys(a.value, b.value) }
         case 3:
             if case .string(let x)? = a.value, case .string(let y)? = b.value {
-                c = x.utf8.elementsEqual(y.utf8) ? 0 : (x.utf8.lexicographicallyPrecedes(y.utf8) ? -1 : 1)
+                c = ValueOrder.compareBytes(x, y)
             } else {
                 c = 0
             }

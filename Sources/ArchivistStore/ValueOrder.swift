@@ -16,7 +16,7 @@ public enum ValueOrder {
         case (.number(let a), .number(let b)): return a == b || number(a) == number(b)
         case (.string(let a), .string(let b)):
             // Byte for byte, as MongoDB compares strings (no Unicode equivalence).
-            if a.utf8.elementsEqual(b.utf8) { return true }
+            if compareBytes(a, b) == 0 { return true }
             if let t = ISODate.instant(of: a), let range = ISODate.interval(of: b) { return t >= range.start && t < range.end }
             return false
         case (.array(let a), .array(let b)):
@@ -40,10 +40,7 @@ public enum ValueOrder {
             if let t = ISODate.instant(of: a), let range = ISODate.interval(of: b) {
                 return t < range.start ? -1 : (t >= range.end ? 1 : 0)
             }
-            // Byte for byte, as `equals`, sorting and sorted indexes order them (Swift's `<` would
-            // call canonically equivalent spellings equal and order by their normalized form).
-            if a.utf8.elementsEqual(b.utf8) { return 0 }
-            return a.utf8.lexicographicallyPrecedes(b.utf8) ? -1 : 1
+            return compareBytes(a, b)
         default: return nil
         }
     }
@@ -92,6 +89,15 @@ public enum ValueOrder {
         }
     }
 
+    /// How two strings compare byte by byte in UTF-8 (-1, 0, 1): the one order of strings in
+    /// queries, sorts and indexes, as MongoDB's default (Swift's `==` and `<` would call
+    /// canonically equivalent spellings equal and order by their normalized form).
+    @inline(__always)
+    public static func compareBytes(_ a: String, _ b: String) -> Int {
+        if a.utf8.elementsEqual(b.utf8) { return 0 }
+        return a.utf8.lexicographicallyPrecedes(b.utf8) ? -1 : 1
+    }
+
     /// A total order on values (used for sorting and for sorted indexes).
     public static func compareSortable(_ a: JSONValue?, _ b: JSONValue?) -> Int {
         let ra = rank(a), rb = rank(b)
@@ -108,8 +114,7 @@ public enum ValueOrder {
             case (nil, .some): return 1
             case (nil, nil): break
             }
-            if x.utf8.elementsEqual(y.utf8) { return 0 }
-            return x.utf8.lexicographicallyPrecedes(y.utf8) ? -1 : 1
+            return compareBytes(x, y)
         case (.bool(let x)?, .bool(let y)?):
             return x == y ? 0 : (!x ? -1 : 1)
         case (.array(let x)?, .array(let y)?):
