@@ -27,7 +27,7 @@ public struct Article: Sendable, Equatable {
     public var printHeadline: String?
     /// `byline.original` (`By HUGO DIXON and LAUREN SILVA`).
     public var byline: String?
-    /// `pub_date`, with a `Z`, `+0000` or `+00:00` offset.
+    /// `pub_date`, read as the store's `ISODate` reads dates (any offset, none, or a bare day).
     ///
     /// A `pub_date` that is present but not a date is nil rather than an error: the document is
     /// still worth storing (the raw text stays in the stored document), and one odd date should

@@ -20,24 +20,14 @@ public enum LedgerSlot: Sendable, Equatable {
 
 /// A ledger kept in memory (for one process, or tests).
 public final class MemoryRequestLedger: RequestLedger {
-    private let state = Mutex<(day: CalendarDay?, count: Int, last: Date?)>((nil, 0, nil))
+    private let usage = Mutex(StoreRequestLedger.Usage())
 
     /// An empty ledger.
     public init() {}
 
     /// Reserves a slot (see `RequestLedger`).
     public func reserve(at now: Date, pace: Double) throws(ClientError) -> LedgerSlot {
-        state.withLock { state in
-            // A clock set back (now before the last request) grants at once, as the file ledger does.
-            if let last = state.last, now >= last, now.timeIntervalSince(last) < pace {
-                return .wait(seconds: pace - now.timeIntervalSince(last))
-            }
-            let today = CalendarDay(now)
-            if state.day != today { state = (today, 0, state.last) }
-            state.count += 1
-            state.last = now
-            return .granted(requestsToday: state.count)
-        }
+        usage.withLock { $0.reserve(at: now, pace: pace) }
     }
 }
 
@@ -64,16 +54,8 @@ public final class StoreRequestLedger: RequestLedger {
         do {
             try store.updateSideFile(named: FileNames.apiUsage) { (current: [UInt8]?) throws(StoreError) -> [UInt8]? in
                 var usage = try current.map { (bytes) throws(StoreError) in try Usage(bytes, path: path) } ?? Usage()
-                if let last = usage.lastRequest, now.timeIntervalSince(last) < pace, now >= last {
-                    slot = .wait(seconds: pace - now.timeIntervalSince(last))
-                    return nil
-                }
-                let today = CalendarDay(now)
-                let count = (usage.perDay[today] ?? 0) + 1
-                usage.perDay[today] = count
-                usage.perDay = usage.perDay.filter { $0.key > today.adding(days: -StoreRequestLedger.keptDays) }
-                usage.lastRequest = now
-                slot = .granted(requestsToday: count)
+                slot = usage.reserve(at: now, pace: pace)
+                guard case .granted = slot else { return nil }
                 return usage.encoded()
             }
         } catch {
@@ -94,9 +76,24 @@ public final class StoreRequestLedger: RequestLedger {
     }
 
     /// The file's contents.
-    struct Usage {
+    struct Usage: Sendable {
         var lastRequest: Date?
         var perDay: [CalendarDay: Int] = [:]
+
+        /// Takes the next slot when `pace` seconds have passed since the last request (a clock set
+        /// back, `now` before the last request, grants at once), counting it on its UTC day and
+        /// keeping the last `keptDays` days; else says how long to wait and changes nothing.
+        mutating func reserve(at now: Date, pace: Double) -> LedgerSlot {
+            if let last = lastRequest, now >= last, now.timeIntervalSince(last) < pace {
+                return .wait(seconds: pace - now.timeIntervalSince(last))
+            }
+            let today = CalendarDay(now)
+            let count = (perDay[today] ?? 0) + 1
+            perDay[today] = count
+            perDay = perDay.filter { $0.key > today.adding(days: -StoreRequestLedger.keptDays) }
+            lastRequest = now
+            return .granted(requestsToday: count)
+        }
 
         init() {}
 

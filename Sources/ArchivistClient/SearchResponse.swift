@@ -19,7 +19,7 @@ public struct SearchResponse: Sendable, Equatable {
     /// The typed view of each document, in the same order as ``documents``.
     public var articles: [Article]
 
-    /// Parses a response body; `source` names it in errors (`page 3 of "jury"`).
+    /// Parses a response body; `source` names it in errors (`response from https://…&api-key=REDACTED`).
     ///
     /// - Throws: ``ClientError/invalidJSON(source:error:)`` when the body is not JSON;
     ///   ``ClientError/unexpectedShape(path:reason:)`` naming the key path that is wrong
