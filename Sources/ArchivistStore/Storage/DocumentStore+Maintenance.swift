@@ -1,88 +1,5 @@
 import Foundation
 
-/// One thing `check` found wrong.
-public struct StoreProblem: Sendable, Equatable, CustomStringConvertible {
-    /// The kinds of problem.
-    public enum Kind: String, Sendable, CaseIterable {
-        /// A document file is not valid JSON (or not an object).
-        case unreadableDocument = "unreadable-document"
-        /// A document file has no string `_id`.
-        case missingID = "missing-id"
-        /// A document file's `_id` belongs in another file.
-        case misplacedDocument = "misplaced-document"
-        /// The index lists a document whose file is gone.
-        case missingDocument = "missing-document"
-        /// A document file differs from what the index recorded.
-        case changedDocument = "changed-document"
-        /// A document file is not in the index.
-        case unindexedDocument = "unindexed-document"
-        /// The index file cannot be read.
-        case unreadableIndex = "unreadable-index"
-        /// A crashed writer's journal or temporary files remain.
-        case unfinishedWrite = "unfinished-write"
-        /// A side file (saved searches, the API request counter) is not valid JSON. `repair`
-        /// leaves it for a person to fix: it is not derived data.
-        case unreadableSideFile = "unreadable-side-file"
-    }
-
-    /// What kind of problem.
-    public var kind: Kind
-    /// The file concerned, relative to the data folder.
-    public var file: String
-    /// The document ID concerned, when known.
-    public var id: String?
-    /// What is wrong, in a few lowercase words.
-    public var detail: String
-
-    /// Creates a problem.
-    public init(kind: Kind, file: String, id: String?, detail: String) {
-        self.kind = kind
-        self.file = file
-        self.id = id
-        self.detail = detail
-    }
-
-    /// `docs/ab/x.json: invalid JSON at byte 17`.
-    public var description: String { "\(file): \(detail)" }
-}
-
-/// What `repair` did.
-public struct RepairReport: Sendable, Equatable {
-    /// Files moved to the quarantine folder, relative to the data folder, with where they went.
-    public var quarantined: [(from: String, to: String)]
-    /// Documents moved to the file their `_id` calls for.
-    public var moved: [(from: String, to: String)]
-    /// Whether the index was rebuilt.
-    public var rebuiltIndex: Bool
-    /// The problems found before repairing.
-    public var problems: [StoreProblem]
-
-    /// Compares reports.
-    public static func == (lhs: RepairReport, rhs: RepairReport) -> Bool {
-        lhs.quarantined.map { [$0.from, $0.to] } == rhs.quarantined.map { [$0.from, $0.to] }
-            && lhs.moved.map { [$0.from, $0.to] } == rhs.moved.map { [$0.from, $0.to] }
-            && lhs.rebuiltIndex == rhs.rebuiltIndex && lhs.problems == rhs.problems
-    }
-}
-
-/// What `stats` reports.
-public struct StoreStatistics: Sendable, Equatable {
-    /// Live documents.
-    public var documents: Int
-    /// Bytes of all live document files.
-    public var documentBytes: Int
-    /// Bytes of the index file.
-    public var indexBytes: Int
-    /// Lines in the index file.
-    public var indexLines: Int
-    /// Index lines that no longer describe a live document (superseded or removed).
-    public var deadEntries: Int
-    /// The folder's format version.
-    public var formatVersion: Int
-    /// The projected fields.
-    public var projection: [String]
-}
-
 extension DocumentStore {
     /// Counts of the folder.
     public func statistics() throws(StoreError) -> StoreStatistics {
@@ -392,9 +309,3 @@ extension DocumentStore {
     }
 }
 
-extension Timestamp {
-    /// A form safe in file names: `20261129T192556.123Z`.
-    var compactName: String {
-        description.replacingOccurrences(of: "-", with: "").replacingOccurrences(of: ":", with: "")
-    }
-}

@@ -18,20 +18,6 @@ public enum JSONValue: Sendable, Equatable {
     case object([JSONMember])
 }
 
-/// One member of a JSON object.
-public struct JSONMember: Sendable, Equatable {
-    /// The member's key.
-    public var key: String
-    /// The member's value.
-    public var value: JSONValue
-
-    /// Creates a member.
-    public init(key: String, value: JSONValue) {
-        self.key = key
-        self.value = value
-    }
-}
-
 extension JSONValue {
     /// Builds an object from members given in any order; a repeated key keeps its last value.
     public static func object(sorting members: [JSONMember]) -> JSONValue {

@@ -1,14 +1,3 @@
-/// What `find` returns.
-public struct QueryResult: Sendable {
-    /// The IDs of the documents in the window, in order.
-    public var ids: [String]
-    /// How many documents matched before skip and limit.
-    public var total: Int
-    /// Paths the projection lacks, which made the query read documents from disk (empty when the
-    /// projection answered it).
-    public var scannedPaths: [String]
-}
-
 extension DocumentStore {
     /// The in-memory query index of the current documents, with the columns of `paths` loaded
     /// (rebuilt only when the documents changed; columns are read from the index file on demand).

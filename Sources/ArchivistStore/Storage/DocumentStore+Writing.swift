@@ -1,30 +1,6 @@
 import Dispatch
 import Foundation
 
-/// What an upsert did to one document.
-public enum UpsertOutcome: String, Sendable, Equatable, CaseIterable {
-    /// The ID was new.
-    case added
-    /// The document replaced a different one.
-    case updated
-    /// The same bytes were stored already; nothing was written.
-    case unchanged
-}
-
-/// The result of upserting one document of a batch.
-public struct UpsertResult: Sendable, Equatable {
-    /// The document's ID, when it had or was given one.
-    public var id: String?
-    /// What happened, or why the document was refused.
-    public var outcome: Result<UpsertOutcome, StoreError>
-
-    /// Creates a result.
-    public init(id: String?, outcome: Result<UpsertOutcome, StoreError>) {
-        self.id = id
-        self.outcome = outcome
-    }
-}
-
 extension DocumentStore {
     /// Stores `document` under `id`, adding or replacing it.
     ///
@@ -378,4 +354,3 @@ extension DocumentStore {
                                  updatedAt: modified, fields: .inline(projection.fieldsJSON(of: document))))
     }
 }
-

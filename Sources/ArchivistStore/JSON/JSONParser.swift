@@ -1,16 +1,5 @@
 import Foundation
 
-/// Why a JSON text could not be parsed, and the byte offset (from 0) where it went wrong.
-public struct JSONSyntaxError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// The byte offset of the problem.
-    public var offset: Int
-    /// What was wrong, in a few lowercase words.
-    public var reason: String
-
-    /// A message such as `invalid JSON at byte 17: expected ':'`.
-    public var description: String { "invalid JSON at byte \(offset): \(reason)" }
-}
-
 /// A strict JSON parser (RFC 8259) over UTF-8 bytes that keeps number literals as text.
 public enum JSONParser {
     /// The deepest nesting accepted; deeper input is refused rather than overflowing the stack.

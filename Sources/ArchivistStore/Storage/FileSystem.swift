@@ -38,60 +38,12 @@ public protocol FileSystem: Sendable {
     func lockExclusively(_ path: String, timeout: Double) throws(StoreError) -> any FileLockToken
 }
 
-/// A held lock; release it once.
-public protocol FileLockToken: AnyObject, Sendable {
-    /// Releases the lock.
-    func release()
-}
-
-/// What `FileSystem.status(of:)` reports.
-public struct FileStatus: Sendable, Equatable {
-    /// Size in bytes.
-    public var size: Int
-    /// Modification time.
-    public var modified: Timestamp
-    /// Identity of the file (inode number), to notice when a file was replaced.
-    public var identity: UInt64
-    /// Whether this is a folder.
-    public var isFolder: Bool
-
-    /// Creates a status.
-    public init(size: Int, modified: Timestamp, identity: UInt64, isFolder: Bool) {
-        self.size = size
-        self.modified = modified
-        self.identity = identity
-        self.isFolder = isFolder
-    }
-}
-
 extension FileSystem {
     /// Reads the whole tail and keeps `limit` bytes (file systems that can seek do better).
     public func contents(of path: String, from offset: Int, limit: Int) throws(StoreError) -> [UInt8]? {
         guard let tail = try contents(of: path, from: offset) else { return nil }
         return tail.count > limit ? Array(tail[..<limit]) : tail
     }
-}
-
-/// A file's bytes, read or mapped; valid while this object lives.
-public final class FileBytes: @unchecked Sendable {
-    /// The bytes.
-    public let buffer: UnsafeBufferPointer<UInt8>
-    private let release: () -> Void
-
-    /// Bytes whose storage `release` frees.
-    public init(buffer: UnsafeBufferPointer<UInt8>, release: @escaping () -> Void) {
-        self.buffer = buffer
-        self.release = release
-    }
-
-    /// Copies of bytes.
-    public convenience init(_ bytes: [UInt8]) {
-        let storage = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(bytes.count, 1))
-        _ = storage.initialize(from: bytes)
-        self.init(buffer: UnsafeBufferPointer(rebasing: storage[0..<bytes.count])) { storage.deallocate() }
-    }
-
-    deinit { release() }
 }
 
 extension FileSystem {

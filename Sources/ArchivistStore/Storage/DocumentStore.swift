@@ -360,10 +360,3 @@ public final class DocumentStore: Sendable {
         try open(&state, lockHeld: lockHeld)
     }
 }
-
-/// What a thread made of one index line.
-enum DecodedLine {
-    case blank
-    case invalid(String)
-    case line(IndexEntry.Line)
-}

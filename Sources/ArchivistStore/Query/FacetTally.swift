@@ -1,0 +1,30 @@
+/// Counts documents per value: each document once per distinct value (an array counts each
+/// distinct element), values told apart as `=` tells them apart.
+struct FacetTally {
+    private var counts: [DocumentID: (JSONValue, Int)] = [:]
+
+    /// Counts one document's values at the path.
+    mutating func add(_ values: [JSONValue]) {
+        if values.count == 1, !values[0].isArray {
+            counts[QueryIndex.exactKey(values[0]), default: (values[0], 0)].1 += 1
+            return
+        }
+        var seen: Set<DocumentID> = []
+        for value in values {
+            let items: [JSONValue]
+            if case .array(let elements) = value { items = elements } else { items = [value] }
+            for item in items {
+                let key = QueryIndex.exactKey(item)
+                guard seen.insert(key).inserted else { continue }
+                counts[key, default: (item, 0)].1 += 1
+            }
+        }
+    }
+
+    /// Most frequent first, ties by value.
+    func sorted() -> [(value: JSONValue, count: Int)] {
+        counts.values.sorted { a, b in
+            a.1 != b.1 ? a.1 > b.1 : ValueOrder.compareSortable(a.0, b.0) < 0
+        }.map { (value: $0.0, count: $0.1) }
+    }
+}

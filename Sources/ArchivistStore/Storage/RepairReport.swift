@@ -1,0 +1,18 @@
+/// What `repair` did.
+public struct RepairReport: Sendable, Equatable {
+    /// Files moved to the quarantine folder, relative to the data folder, with where they went.
+    public var quarantined: [(from: String, to: String)]
+    /// Documents moved to the file their `_id` calls for.
+    public var moved: [(from: String, to: String)]
+    /// Whether the index was rebuilt.
+    public var rebuiltIndex: Bool
+    /// The problems found before repairing.
+    public var problems: [StoreProblem]
+
+    /// Compares reports.
+    public static func == (lhs: RepairReport, rhs: RepairReport) -> Bool {
+        lhs.quarantined.map { [$0.from, $0.to] } == rhs.quarantined.map { [$0.from, $0.to] }
+            && lhs.moved.map { [$0.from, $0.to] } == rhs.moved.map { [$0.from, $0.to] }
+            && lhs.rebuiltIndex == rhs.rebuiltIndex && lhs.problems == rhs.problems
+    }
+}

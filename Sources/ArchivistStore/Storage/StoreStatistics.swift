@@ -1,0 +1,17 @@
+/// What `stats` reports.
+public struct StoreStatistics: Sendable, Equatable {
+    /// Live documents.
+    public var documents: Int
+    /// Bytes of all live document files.
+    public var documentBytes: Int
+    /// Bytes of the index file.
+    public var indexBytes: Int
+    /// Lines in the index file.
+    public var indexLines: Int
+    /// Index lines that no longer describe a live document (superseded or removed).
+    public var deadEntries: Int
+    /// The folder's format version.
+    public var formatVersion: Int
+    /// The projected fields.
+    public var projection: [String]
+}
