@@ -5,16 +5,7 @@ extension DocumentStore {
     /// The bytes of an entry's projected fields (from memory, or read from the index file, which
     /// must be the one the entry was loaded from).
     func fieldsBytes(of entry: IndexEntry) throws(StoreError) -> [UInt8] {
-        switch entry.fields {
-        case .inline(let bytes):
-            return bytes
-        case .indexFile(let offset, let length):
-            let indexPath = path(FileNames.index)
-            guard let bytes = try fileSystem.contents(of: indexPath, from: offset, limit: length), bytes.count == length else {
-                throw .io(path: indexPath, operation: "read", message: "the index changed while it was read")
-            }
-            return bytes
-        }
+        try indexFile.fieldsBytes(of: entry)
     }
 
     /// The values of `paths` for each of `entries`, read with one pass over the index file (on
@@ -25,7 +16,7 @@ extension DocumentStore {
         let file = needsFile ? try fileSystem.mappedContents(of: indexPath) ?? FileBytes([]) : FileBytes([])
         if needsFile {
             // Another process may have replaced the index since it was loaded.
-            guard try fileSystem.status(of: indexPath)?.identity == state.indexIdentity, file.buffer.count >= state.indexConsumed else {
+            guard try fileSystem.status(of: indexPath)?.identity == state.index.identity, file.buffer.count >= state.index.consumed else {
                 throw .io(path: indexPath, operation: "read", message: "the index was replaced while it was read")
             }
         }

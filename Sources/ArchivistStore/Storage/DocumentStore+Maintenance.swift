@@ -8,7 +8,7 @@ extension DocumentStore {
             let indexBytes = try fileSystem.status(of: path(FileNames.index))?.size ?? 0
             let bytes = state.entries.values.reduce(0) { $0 + $1.size }
             return StoreStatistics(documents: state.entries.count, documentBytes: bytes, indexBytes: indexBytes,
-                                   indexLines: state.indexLines, deadEntries: state.indexLines - state.entries.count,
+                                   indexLines: state.index.lines, deadEntries: state.index.lines - state.entries.count,
                                    formatVersion: state.metadata.format, projection: state.projection.paths)
         }
     }
@@ -22,7 +22,7 @@ extension DocumentStore {
         return try state.withLock { (state: inout State) throws(StoreError) -> Int in
             try self.refresh(&state, lockHeld: true)
             try self.recoverLocked(&state)
-            let dead = state.indexLines - state.entries.count
+            let dead = state.index.lines - state.entries.count
             try self.writeIndex(&state)
             return dead
         }
@@ -30,25 +30,10 @@ extension DocumentStore {
 
     /// Replaces the index file with the state's entries (sorted by ID), atomically and durably.
     func writeIndex(_ state: inout State) throws(StoreError) {
-        let sorted = state.entries.sorted { $0.key < $1.key }
-        let old = sorted.contains { if case .indexFile = $0.value.fields { return true } else { return false } }
-            ? try fileSystem.contents(of: path(FileNames.index)) ?? [] : []
-        var lines = IndexLines()
-        for (_, entry) in sorted {
-            switch entry.fields {
-            case .inline(let bytes):
-                lines.append(entry, fields: bytes)
-            case .indexFile(let offset, let length):
-                guard offset + length <= old.count else {
-                    throw .io(path: path(FileNames.index), operation: "read", message: "the index changed while it was rewritten")
-                }
-                lines.append(entry, fields: Array(old[offset..<(offset + length)]))
-            }
-        }
+        let lines = try indexFile.rewrittenBatch(state.entries.sorted { $0.key < $1.key })
         try writeDurably(lines.bytes, to: FileNames.index)
-        state.indexIdentity = try fileSystem.status(of: path(FileNames.index))?.identity
-        state.indexConsumed = lines.bytes.count
-        state.indexLines = lines.count
+        state.index = IndexFile.Position(identity: try fileSystem.status(of: indexFile.path)?.identity,
+                                         consumed: lines.bytes.count, lines: lines.count)
         for span in lines.fieldSpans {
             state.entries[span.id]?.fields = .indexFile(offset: span.offset, length: span.length)
         }
@@ -72,7 +57,7 @@ extension DocumentStore {
     func scanDocuments(projection: Projection, known: [DocumentID: IndexEntry]) throws(StoreError) -> [ScannedFile] {
         var scanned: [ScannedFile] = []
         let buckets = try fileSystem.entries(ofFolder: path(FileNames.documents)) ?? []
-        for bucket in buckets.sorted() where bucket.utf8.count == 2 && UInt8(bucket, radix: 16) != nil && bucket == bucket.lowercased() {
+        for bucket in buckets.sorted() where FileNames.isBucket(bucket) {
             let bucketPath = FileNames.documents + "/" + bucket
             guard try fileSystem.status(of: path(bucketPath))?.isFolder == true else { continue }
             for name in (try fileSystem.entries(ofFolder: path(bucketPath)) ?? []).sorted()
@@ -120,7 +105,7 @@ extension DocumentStore {
             if case .document(let entry) = file.content { state.entries[DocumentID(entry.id)] = entry }
         }
         guard persist else {
-            state.indexLines = state.entries.count
+            state.index.lines = state.entries.count
             return
         }
         let indexPath = path(FileNames.index)
@@ -166,17 +151,7 @@ extension DocumentStore {
 
     /// The IDs named in the journal of a batch being written (empty when there is none).
     func journalIDs() throws(StoreError) -> Set<DocumentID> {
-        guard let journal = try fileSystem.contents(of: path(FileNames.journal)) else { return [] }
-        return Self.journalIDs(in: journal)
-    }
-
-    /// The IDs a journal's lines name (a torn last line is skipped).
-    static func journalIDs(in journal: [UInt8]) -> Set<DocumentID> {
-        var ids: Set<DocumentID> = []
-        for line in journal.split(separator: 0x0A) {
-            if case .string(let id)? = (try? JSONParser.parse(Array(line)))?["id"] { ids.insert(DocumentID(id)) }
-        }
-        return ids
+        try journal.read() ?? []
     }
 
     func checkLocked(_ state: inout State, writerActive: Bool) throws(StoreError) -> [StoreProblem] {
@@ -215,7 +190,7 @@ extension DocumentStore {
             problems.append(StoreProblem(kind: .missingDocument, file: entry.file, id: entry.id,
                                          detail: "in the index as \(StoreError.quote(entry.id)) but the file is missing"))
         }
-        let journalExists = try fileSystem.status(of: path(FileNames.journal)) != nil
+        let journalExists = try journal.exists
         let temporaries = try fileSystem.entries(ofFolder: path(FileNames.temporary)) ?? []
         if !writerActive && (journalExists || !temporaries.isEmpty) {
             // No writer is at work: these are a crash's.
@@ -226,7 +201,7 @@ extension DocumentStore {
     }
 
     /// Whether the index file parses, without touching the state.
-    func indexReadability(metadata: StoreMetadata) throws(StoreError) -> IndexLoad? {
+    func indexReadability(metadata: StoreMetadata) throws(StoreError) -> IndexFile.Load? {
         var scratch = State(metadata: metadata)
         return try loadIndex(&scratch)
     }
@@ -280,7 +255,7 @@ extension DocumentStore {
                 report.rebuiltIndex = true
             }
             try fileSystem.synchronizeAll(containing: folder)
-            try fileSystem.removeFile(path(FileNames.journal))
+            try journal.remove()
             return report
         }
     }

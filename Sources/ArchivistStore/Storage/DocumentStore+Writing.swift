@@ -229,17 +229,12 @@ extension DocumentStore {
 
         // 1. The journal names every ID the batch touches; with the temporary files it is made
         //    durable before any document is replaced.
-        var journal: [UInt8] = []
-        for key in changes {
-            journal.append(contentsOf: JSONWriter.compactBytes(.object([JSONMember(key: "id", value: .string(key.rawValue))])))
-            journal.append(0x0A)
-        }
-        try fileSystem.write(journal, to: path(FileNames.journal))
+        try journal.write(changes)
         try fileSystem.synchronizeAll(containing: folder)
 
         do throws(StoreError) {
             // 2. Rename each document into place (or unlink it), then append the index lines.
-            var lines = IndexLines()
+            var lines = IndexFile.Batch()
             for key in changes {
                 let planned = pending[key]!
                 let relative = FileNames.documentPath(for: key.rawValue)
@@ -269,69 +264,59 @@ extension DocumentStore {
         for key in changes {
             state.entries[key] = pending[key]!.entry
         }
-        try fileSystem.removeFile(path(FileNames.journal))
+        try journal.remove()
         return outcomes
     }
 
     /// Appends complete lines to the index, records them as consumed, and returns where in the
     /// file each new entry's fields now are.
-    func appendToIndex(_ lines: IndexLines, _ state: inout State) throws(StoreError) -> [(DocumentID, FieldsReference)] {
-        let indexPath = path(FileNames.index)
-        let base = state.indexConsumed
-        try fileSystem.append(lines.bytes, to: indexPath)
-        if state.indexIdentity == nil {
-            state.indexIdentity = try fileSystem.status(of: indexPath)?.identity
-        }
-        state.indexConsumed += lines.bytes.count
-        state.indexLines += lines.count
-        return lines.fieldSpans.map { ($0.id, .indexFile(offset: base + $0.offset, length: $0.length)) }
+    func appendToIndex(_ lines: IndexFile.Batch, _ state: inout State) throws(StoreError) -> [(DocumentID, FieldsReference)] {
+        try indexFile.append(lines, at: &state.index)
     }
 
     /// Finishes what a crashed writer left (called with the lock held): cuts a torn last index
     /// line, rederives the entries of the journal's IDs from their files, and removes temporary files.
     func recoverLocked(_ state: inout State) throws(StoreError) {
-        let indexPath = path(FileNames.index)
-        let journalPath = path(FileNames.journal)
-        let journal = try fileSystem.contents(of: journalPath)
         let temporaries = try fileSystem.entries(ofFolder: path(FileNames.temporary)) ?? []
-        let indexSize = try fileSystem.status(of: indexPath)?.size ?? 0
-        guard journal != nil || !temporaries.isEmpty || indexSize > state.indexConsumed else { return }
-
-        if indexSize > state.indexConsumed {
-            try fileSystem.truncate(indexPath, to: state.indexConsumed)
+        let tornTail = try indexFile.cutTornTail(after: state.index)
+        guard try journal.exists || !temporaries.isEmpty || tornTail else { return }
+        var lines = IndexFile.Batch()
+        let now = Timestamp.now()
+        let replayed = try journal.replay { (key: DocumentID) throws(StoreError) in
+            if let line = try self.rederivedLine(for: key, &state) {
+                switch line {
+                case .entry(let derived): lines.append(derived, fields: try fieldsBytes(of: derived))
+                case .removal(let id): lines.appendRemoval(of: id, at: now)
+                }
+            }
         }
-        if let journal {
-            let ids = Self.journalIDs(in: journal).map(\.rawValue).sorted()
-            var lines = IndexLines()
-            let now = Timestamp.now()
-            for id in ids {
-                let key = DocumentID(id)
-                let known = state.entries[key]
-                let derived: IndexEntry?
-                switch try derivedEntry(forID: id, storedAt: known?.storedAt, projection: state.projection) {
-                case .entry(let entry): derived = entry
-                case .missing: derived = nil
-                case .unreadable: continue  // left for check to report and repair to quarantine
-                }
-                if derived == nil && known == nil { continue }
-                if let derived, let known, derived.hasSameContent(as: known),
-                   try fieldsBytes(of: derived) == fieldsBytes(of: known) { continue }
-                if let derived {
-                    lines.append(derived, fields: try fieldsBytes(of: derived))
-                } else {
-                    lines.appendRemoval(of: id, at: now)
-                }
-                state.entries[key] = derived
-            }
-            if lines.count > 0 {
-                for (key, reference) in try appendToIndex(lines, &state) { state.entries[key]?.fields = reference }
-            }
+        if lines.count > 0 {
+            for (key, reference) in try appendToIndex(lines, &state) { state.entries[key]?.fields = reference }
         }
         for name in temporaries {
             try fileSystem.removeFile(path(FileNames.temporary + "/" + name))
         }
         try fileSystem.synchronizeAll(containing: folder)
-        if journal != nil { try fileSystem.removeFile(journalPath) }
+        if replayed { try journal.remove() }
+    }
+
+    /// Rederives the entry of a journal's ID from its file and sets it in the state; returns the
+    /// index line that records the change, or nil when the index already agrees (or the file is
+    /// unreadable: left for check to report and repair to quarantine).
+    private func rederivedLine(for key: DocumentID, _ state: inout State) throws(StoreError) -> IndexFile.Line? {
+        let id = key.rawValue
+        let known = state.entries[key]
+        let derived: IndexEntry?
+        switch try derivedEntry(forID: id, storedAt: known?.storedAt, projection: state.projection) {
+        case .entry(let entry): derived = entry
+        case .missing: derived = nil
+        case .unreadable: return nil
+        }
+        if derived == nil && known == nil { return nil }
+        if let derived, let known, derived.hasSameContent(as: known),
+           try fieldsBytes(of: derived) == fieldsBytes(of: known) { return nil }
+        state.entries[key] = derived
+        return derived.map { .entry($0) } ?? .removal(id)
     }
 
     enum Derivation {

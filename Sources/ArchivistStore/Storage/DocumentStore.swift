@@ -36,10 +36,8 @@ public final class DocumentStore: Sendable {
     struct State {
         var metadata: StoreMetadata
         var entries: [DocumentID: IndexEntry] = [:]
-        /// Identity of the index file last read, and how many of its bytes were consumed.
-        var indexIdentity: UInt64?
-        var indexConsumed = 0
-        var indexLines = 0
+        /// How far the index file has been read.
+        var index = IndexFile.Position()
         var knownBuckets: Set<String> = []
         var temporaryCounter = 0
 
@@ -47,7 +45,7 @@ public final class DocumentStore: Sendable {
 
         /// Names the index contents: changes whenever entries change.
         var generation: IndexGeneration {
-            IndexGeneration(identity: indexIdentity, consumed: indexConsumed, count: entries.count, projection: projection.paths)
+            IndexGeneration(identity: index.identity, consumed: index.consumed, count: entries.count, projection: projection.paths)
         }
     }
 
@@ -87,6 +85,12 @@ public final class DocumentStore: Sendable {
 
     /// The path of a file inside the folder.
     func path(_ relative: String) -> String { folder + "/" + relative }
+
+    /// The index file.
+    var indexFile: IndexFile { IndexFile(folder: folder, fileSystem: fileSystem) }
+
+    /// The journal of the batch being written.
+    var journal: Journal { Journal(folder: folder, fileSystem: fileSystem) }
 
     // MARK: Reading
 
@@ -183,7 +187,7 @@ public final class DocumentStore: Sendable {
     /// this process holds the lock), recovery runs at once instead of taking the lock.
     func open(_ state: inout State, lockHeld: Bool = false) throws(StoreError) {
         let loaded = try loadIndex(&state)
-        let journalExists = try fileSystem.status(of: path(FileNames.journal)) != nil
+        let journalExists = try journal.exists
         let temporaries = try fileSystem.entries(ofFolder: path(FileNames.temporary)) ?? []
         let needsRebuild = try self.needsRebuild(after: loaded)
         guard needsRebuild || journalExists || !temporaries.isEmpty else { return }
@@ -215,7 +219,7 @@ public final class DocumentStore: Sendable {
 
     /// Whether the entries must be rebuilt from the documents: the index is unreadable, or missing
     /// while there are documents.
-    func needsRebuild(after load: IndexLoad) throws(StoreError) -> Bool {
+    func needsRebuild(after load: IndexFile.Load) throws(StoreError) -> Bool {
         switch load {
         case .loaded: return false
         case .unreadable: return true
@@ -223,133 +227,49 @@ public final class DocumentStore: Sendable {
         }
     }
 
-    enum IndexLoad: Error {
-        case loaded
-        case missing
-        case unreadable(line: Int, reason: String)
-
-        var isUnreadable: Bool {
-            if case .unreadable = self { return true }
-            return false
-        }
-    }
-
-    /// Reads the whole index into `state`, replacing what it held, a chunk at a time.
+    /// Reads the whole index into `state`, replacing what it held.
     @discardableResult
-    func loadIndex(_ state: inout State) throws(StoreError) -> IndexLoad {
-        let indexPath = path(FileNames.index)
-        attempts: for _ in 0..<5 {
-            state.entries = [:]
-            state.indexLines = 0
-            state.indexConsumed = 0
-            state.indexIdentity = nil
-            guard let before = try fileSystem.status(of: indexPath) else { return .missing }
-            state.indexIdentity = before.identity
-            state.entries.reserveCapacity(before.size / 400)
-            var chunkSize = 16 << 20
-            var lineNumber = 1
-            while true {
-                guard let chunk = try fileSystem.contents(of: indexPath, from: state.indexConsumed, limit: chunkSize) else {
-                    continue attempts
-                }
-                let consumedBefore = state.indexConsumed
-                switch apply(chunk, startingAtLine: lineNumber, to: &state) {
-                case .failure(let failure):
-                    state.entries = [:]
-                    state.indexLines = 0
-                    return failure
-                case .success(let lines):
-                    lineNumber += lines
-                }
-                if chunk.count < chunkSize { break }
-                if state.indexConsumed == consumedBefore { chunkSize *= 2 }
-            }
-            // Compaction may have replaced the file while it was read: read it again.
-            guard try fileSystem.status(of: indexPath)?.identity == before.identity else { continue }
-            return .loaded
+    func loadIndex(_ state: inout State) throws(StoreError) -> IndexFile.Load {
+        let expected = (try? fileSystem.status(of: indexFile.path))??.size ?? 0
+        var position = IndexFile.Position()
+        var entries: [DocumentID: IndexEntry] = [:]
+        defer {
+            state.index = position
+            state.entries = entries
         }
-        throw .io(path: indexPath, operation: "read", message: "the file kept changing while it was read")
+        return try indexFile.readAll(into: &position, reset: {
+            entries = [:]
+            entries.reserveCapacity(expected / 400)
+        }, apply: { lines in Self.apply(lines, to: &entries) })
     }
 
-    /// Applies the complete lines of index text to the state and returns how many lines (blank
-    /// ones too) it consumed. A final line without its newline is a write in progress (or was cut
-    /// by a crash) and is left for later. Lines are decoded on all cores.
-    func apply(_ bytes: [UInt8], startingAtLine firstLine: Int, to state: inout State) -> Result<Int, IndexLoad> {
-        let baseOffset = state.indexConsumed
-        return bytes.withUnsafeBufferPointer { buffer -> Result<Int, IndexLoad> in
-            var ranges: [Range<Int>] = []
-            var lineStart = 0
-            // memchr finds newlines many bytes at a time.
-            if let base = buffer.baseAddress {
-                while lineStart < buffer.count, let found = memchr(base + lineStart, 0x0A, buffer.count - lineStart) {
-                    let index = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
-                    ranges.append(lineStart..<index)
-                    lineStart = index + 1
-                }
+    /// Applies decoded index lines to the entries: the last line for an ID wins.
+    static func apply(_ lines: [IndexFile.Line], to entries: inout [DocumentID: IndexEntry]) {
+        for line in lines {
+            switch line {
+            case .entry(let entry): entries[DocumentID(entry.id)] = entry
+            case .removal(let id): entries[DocumentID(id)] = nil
             }
-            let consumed = lineStart
-            let lineRanges = ranges
-            let decoded = ParallelSlots<DecodedLine>(count: ranges.count, initial: .blank)
-            nonisolated(unsafe) let shared = buffer
-            let workers = ranges.count >= 4096 ? 2 : 1
-            let share = (ranges.count + workers - 1) / max(workers, 1)
-            DispatchQueue.concurrentPerform(iterations: workers) { worker in
-                let slice = (worker * share)..<min(lineRanges.count, (worker + 1) * share)
-                for index in slice {
-                    let line = UnsafeBufferPointer(rebasing: shared[lineRanges[index]])
-                    if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) {
-                        decoded.set(index, .blank)
-                        continue
-                    }
-                    do throws(JSONSyntaxError) {
-                        if let decodedLine = try IndexEntry.decode(line, lineOffset: baseOffset + lineRanges[index].lowerBound) {
-                            decoded.set(index, .line(decodedLine))
-                        } else {
-                            decoded.set(index, .invalid("not an index entry"))
-                        }
-                    } catch {
-                        decoded.set(index, .invalid(error.description))
-                    }
-                }
-            }
-            for index in 0..<ranges.count {
-                switch decoded[index] {
-                case .blank:
-                    continue
-                case .invalid(let reason):
-                    return .failure(.unreadable(line: firstLine + index, reason: reason))
-                case .line(.entry(let entry)):
-                    state.entries[DocumentID(entry.id)] = entry
-                case .line(.removal(let id)):
-                    state.entries[DocumentID(id)] = nil
-                }
-                state.indexLines += 1
-            }
-            state.indexConsumed += consumed
-            return .success(ranges.count)
         }
     }
 
     /// Picks up index lines other processes appended, or reads everything again when the index
     /// was replaced (compacted, rebuilt) or cannot be followed.
     func refresh(_ state: inout State, lockHeld: Bool = false) throws(StoreError) {
-        let indexPath = path(FileNames.index)
-        guard let status = try fileSystem.status(of: indexPath) else {
-            if state.indexIdentity != nil { try reopen(&state, lockHeld: lockHeld) }
-            return
+        // The entries are moved out, not copied, while the tail is applied to them.
+        var entries: [DocumentID: IndexEntry] = [:]
+        swap(&entries, &state.entries)
+        var position = state.index
+        let progress: IndexFile.Progress
+        do {
+            progress = try indexFile.follow(&position) { lines in Self.apply(lines, to: &entries) }
+        } catch {
+            swap(&entries, &state.entries)
+            throw error
         }
-        if status.identity != state.indexIdentity || status.size < state.indexConsumed {
-            try reopen(&state, lockHeld: lockHeld)
-            return
-        }
-        guard status.size > state.indexConsumed else { return }
-        guard let tail = try fileSystem.contents(of: indexPath, from: state.indexConsumed) else {
-            try reopen(&state, lockHeld: lockHeld)
-            return
-        }
-        if case .failure = apply(tail, startingAtLine: state.indexLines + 1, to: &state) {
-            try reopen(&state, lockHeld: lockHeld)
-        }
+        swap(&entries, &state.entries)
+        state.index = position
+        if progress == .replaced { try reopen(&state, lockHeld: lockHeld) }
     }
 
     /// Reads everything again, as at open (another process compacted or rebuilt the index).

@@ -109,7 +109,12 @@ public enum FileNames {
     }
 
     static func hexByte(_ byte: UInt8) -> String {
-        String(decoding: [JSONWriter.hexDigits[Int(byte >> 4)], JSONWriter.hexDigits[Int(byte & 0xF)]], as: UTF8.self)
+        Hex.digits(UInt64(byte), width: 2)
+    }
+
+    /// Whether a folder name inside `docs/` is one of the 256 buckets (`00` to `ff`, lowercase).
+    static func isBucket(_ name: String) -> Bool {
+        name.utf8.count == 2 && Hex.value(name) != nil && name == name.lowercased()
     }
 
     static func escape(_ text: String, leadingDotAllowed: Bool) -> String {
@@ -131,7 +136,7 @@ public enum FileNames {
         while let byte = iterator.next() {
             if byte == UInt8(ascii: "%") {
                 guard let high = iterator.next(), let low = iterator.next(),
-                      let value = UInt8(String(decoding: [high, low], as: UTF8.self), radix: 16),
+                      let value = Hex.value([high, low]).map(UInt8.init),
                       hexByte(value) == String(decoding: [high, low], as: UTF8.self)
                 else { return nil }
                 bytes.append(value)

@@ -28,7 +28,6 @@ public enum FNV1a64 {
 
     /// The hash as 16 lowercase hex digits.
     public static func hex(_ hash: UInt64) -> String {
-        let digits = String(hash, radix: 16)
-        return String(repeating: "0", count: 16 - digits.count) + digits
+        Hex.digits(hash, width: 16)
     }
 }

@@ -1,0 +1,423 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Dispatch
+
+/// The owner of `index.jsonl`, the store's append-only record of every change: the grammar of its
+/// lines (`docs/FORMAT.md`, "index.jsonl"), decoding them on all cores, reading the file while
+/// other processes append to it, appending a batch, and rewriting the whole file.
+///
+/// A line is an entry (`{"id":..,"file":..,"hash":..,"size":..,"stored_at":..,"updated_at":..,
+/// "fields":{..}}`) or a removal (`{"id":..,"removed_at":..}`); the last line for an ID wins. A
+/// final line without its newline is a write in progress, or one a crash cut: readers leave it,
+/// and the next writer cuts it before appending.
+struct IndexFile {
+    /// One decoded line: an entry, or the removal of an ID.
+    enum Line: Sendable {
+        /// The document's entry as of this line.
+        case entry(IndexEntry)
+        /// The ID was removed.
+        case removal(String)
+    }
+
+    /// How far the file has been read: which file (its identity, which changes when the file is
+    /// replaced) and how many of its bytes and lines are taken in.
+    struct Position: Equatable {
+        /// The file's identity when it was read; nil when there was no file.
+        var identity: UInt64?
+        /// Bytes consumed: always the end of a complete line.
+        var consumed = 0
+        /// Lines consumed (blank lines are not counted).
+        var lines = 0
+    }
+
+    /// The outcome of reading the whole file.
+    enum Load: Error, Equatable {
+        /// Every complete line was read.
+        case loaded
+        /// There is no index file.
+        case missing
+        /// A line is not an index line.
+        case unreadable(line: Int, reason: String)
+
+        /// Whether the file could not be read as an index.
+        var isUnreadable: Bool {
+            if case .unreadable = self { return true }
+            return false
+        }
+    }
+
+    /// The outcome of reading what was appended since a position.
+    enum Progress {
+        /// Nothing new.
+        case current
+        /// New lines were read.
+        case advanced
+        /// The file was replaced, shrank, vanished or holds a bad line: read it again from the start.
+        case replaced
+    }
+
+    /// The file system the file lives on.
+    let fileSystem: any FileSystem
+    /// The file's path.
+    let path: String
+
+    /// The index file of a data folder.
+    init(folder: String, fileSystem: any FileSystem) {
+        self.fileSystem = fileSystem
+        self.path = folder + "/" + FileNames.index
+    }
+}
+
+// MARK: Encoding
+
+extension IndexFile {
+    /// An entry's line (without its newline). The ID comes first, for people; the projected fields
+    /// come last, so opening the index can take their span without reading them.
+    static func entryLine(_ entry: IndexEntry, fields fieldsJSON: [UInt8]) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(fieldsJSON.count + entry.id.utf8.count * 2 + 160)
+        out.append(contentsOf: #"{"id":"#.utf8)
+        JSONWriter.writeString(entry.id, into: &out)
+        out.append(contentsOf: #","file":"#.utf8)
+        JSONWriter.writeString(entry.file, into: &out)
+        out.append(contentsOf: #","hash":""#.utf8)
+        out.append(contentsOf: FNV1a64.hex(entry.hash).utf8)
+        out.append(contentsOf: #"","size":"#.utf8)
+        out.append(contentsOf: String(entry.size).utf8)
+        out.append(contentsOf: #","stored_at":""#.utf8)
+        out.append(contentsOf: entry.storedAt.description.utf8)
+        out.append(contentsOf: #"","updated_at":""#.utf8)
+        out.append(contentsOf: entry.updatedAt.description.utf8)
+        out.append(contentsOf: #"","fields":"#.utf8)
+        out.append(contentsOf: fieldsJSON)
+        out.append(UInt8(ascii: "}"))
+        return out
+    }
+
+    /// A removal line (without its newline).
+    static func removalLine(id: String, at time: Timestamp) -> [UInt8] {
+        JSONWriter.compactBytes(.object([
+            JSONMember(key: "id", value: .string(id)),
+            JSONMember(key: "removed_at", value: .string(time.description)),
+        ]))
+    }
+
+    /// Lines being assembled for one write, with where each entry's fields land in them.
+    struct Batch {
+        /// The lines, each ending in a newline.
+        private(set) var bytes: [UInt8] = []
+        /// How many lines.
+        private(set) var count = 0
+        /// For each entry line, where its fields object is within `bytes`.
+        private(set) var fieldSpans: [(id: DocumentID, offset: Int, length: Int)] = []
+
+        /// Adds an entry's line.
+        mutating func append(_ entry: IndexEntry, fields: [UInt8]) {
+            let line = IndexFile.entryLine(entry, fields: fields)
+            // The fields object is last, just before the closing brace.
+            fieldSpans.append((DocumentID(entry.id), bytes.count + line.count - 1 - fields.count, fields.count))
+            bytes.append(contentsOf: line)
+            bytes.append(0x0A)
+            count += 1
+        }
+
+        /// Adds a removal line.
+        mutating func appendRemoval(of id: String, at time: Timestamp) {
+            bytes.append(contentsOf: IndexFile.removalLine(id: id, at: time))
+            bytes.append(0x0A)
+            count += 1
+        }
+    }
+}
+
+// MARK: Decoding
+
+extension IndexFile {
+    static let knownKeys: [(name: String, bytes: [UInt8])] = ["id", "file", "hash", "size", "stored_at", "updated_at", "fields", "removed_at"]
+        .map { ($0, Array($0.utf8)) }
+
+    /// The members of one line as they are read, before they make an entry.
+    private struct Members {
+        var id: String?
+        var hash: UInt64?
+        var size: Int?
+        var storedAt: Timestamp?
+        var updatedAt: Timestamp?
+        var fields: Range<Int>?
+        var removed = false
+        var valid = true
+    }
+
+    /// Decodes one line (without its newline) without building a tree for its fields: they are
+    /// only located, and referred to at `lineOffset` (the line's offset in the file) plus their
+    /// place in the line; their content is checked when a query reads them, and by `check`.
+    /// Throws on invalid JSON; nil when the JSON is not an index line.
+    static func decode(_ line: UnsafeBufferPointer<UInt8>, lineOffset: Int) throws(JSONSyntaxError) -> Line? {
+        var reader = JSONParser.Reader(line)
+        reader.skipWhitespace()
+        guard reader.index < line.count, line[reader.index] == UInt8(ascii: "{") else {
+            _ = try reader.parseDocument()
+            return nil
+        }
+        reader.index += 1
+        var members = Members()
+        reader.skipWhitespace()
+        if reader.index < line.count, line[reader.index] == UInt8(ascii: "}") {
+            reader.index += 1
+        } else {
+            repeat {
+                try readMember(&reader, line, into: &members)
+            } while try reader.memberSeparator()
+        }
+        reader.skipWhitespace()
+        if reader.index < line.count { throw reader.fail("unexpected data after the value") }
+        guard members.valid, let id = members.id, !id.isEmpty else { return nil }
+        if members.removed { return .removal(id) }
+        guard let hash = members.hash, let size = members.size, let storedAt = members.storedAt,
+              let updatedAt = members.updatedAt else { return nil }
+        let reference = members.fields.map { FieldsReference.indexFile(offset: lineOffset + $0.lowerBound, length: $0.count) }
+            ?? .inline(Array("{}".utf8))
+        return .entry(IndexEntry(id: id, hash: hash, size: size, storedAt: storedAt, updatedAt: updatedAt, fields: reference))
+    }
+
+    /// Reads one member of a line. Keys and the short string values are compared and read as
+    /// bytes: no String is made for them (this runs on every line at every open).
+    private static func readMember(_ reader: inout JSONParser.Reader, _ line: UnsafeBufferPointer<UInt8>,
+                                   into members: inout Members) throws(JSONSyntaxError) {
+        let keyBytes = UnsafeBufferPointer(rebasing: line[try reader.memberKey()])
+        let key = knownKeys.first { $0.bytes.elementsEqual(keyBytes) }?.name ?? "?"
+        let start = reader.index
+        switch key {
+        case "fields":
+            guard start < line.count, line[start] == UInt8(ascii: "{") else {
+                try reader.skipValue()
+                members.valid = false
+                return
+            }
+            members.fields = try fieldsSpan(&reader, line, from: start)
+        case "hash", "stored_at", "updated_at":
+            guard start < line.count, line[start] == UInt8(ascii: "\"") else {
+                try reader.skipValue()
+                members.valid = false
+                return
+            }
+            try reader.skipString()
+            let value = UnsafeBufferPointer(rebasing: line[(start + 1)..<(reader.index - 1)])
+            switch key {
+            case "hash": members.hash = Hex.value(value)
+            case "stored_at": members.storedAt = Timestamp(bytes: value)
+            default: members.updatedAt = Timestamp(bytes: value)
+            }
+        case "id":
+            guard case .string(let text) = try reader.parseValue() else {
+                members.valid = false
+                return
+            }
+            members.id = text
+        case "size":
+            if case .number(let text) = try reader.parseValue() { members.size = Int(text) } else { members.valid = false }
+        case "removed_at":
+            try reader.skipValue()
+            members.removed = true
+        default:
+            try reader.skipValue()
+        }
+    }
+
+    /// The span of the fields object starting at `start`. It is written last, so its span runs to
+    /// the line's closing brace and need not be parsed; when anything follows it, it is skipped.
+    private static func fieldsSpan(_ reader: inout JSONParser.Reader, _ line: UnsafeBufferPointer<UInt8>,
+                                   from start: Int) throws(JSONSyntaxError) -> Range<Int> {
+        var end = line.count
+        while end > start, [0x20, 0x09, 0x0D].contains(line[end - 1]) { end -= 1 }
+        if end - 1 > start, line[end - 1] == UInt8(ascii: "}"), line[end - 2] == UInt8(ascii: "}") {
+            reader.index = end - 1
+            return start..<(end - 1)
+        }
+        try reader.skipValue()
+        return start..<reader.index
+    }
+
+    /// What one thread made of one line.
+    private enum Decoded {
+        case blank
+        case invalid(String)
+        case line(Line)
+    }
+
+    /// The complete lines of a chunk of the file, decoded.
+    struct Chunk {
+        /// The decoded lines, in order (blank lines left out).
+        var lines: [Line]
+        /// Bytes of complete lines (through the last newline).
+        var consumed: Int
+    }
+
+    /// Decodes the complete lines of `bytes`, which start at `baseOffset` in the file with line
+    /// number `firstLine`. A final line without its newline is left. Lines are decoded on all
+    /// cores when there are many. Fails with the number of the first line that is not an index line.
+    static func decodeLines(_ bytes: [UInt8], baseOffset: Int, firstLine: Int) -> Result<Chunk, Load> {
+        bytes.withUnsafeBufferPointer { buffer -> Result<Chunk, Load> in
+            let (ranges, consumed) = lineRanges(buffer)
+            let decoded = ParallelSlots<Decoded>(count: ranges.count, initial: .blank)
+            nonisolated(unsafe) let shared = buffer
+            let workers = ranges.count >= 4096 ? 2 : 1
+            let share = (ranges.count + workers - 1) / max(workers, 1)
+            DispatchQueue.concurrentPerform(iterations: workers) { worker in
+                for index in (worker * share)..<min(ranges.count, (worker + 1) * share) {
+                    decoded.set(index, decodeOne(UnsafeBufferPointer(rebasing: shared[ranges[index]]),
+                                                 lineOffset: baseOffset + ranges[index].lowerBound))
+                }
+            }
+            var lines: [Line] = []
+            lines.reserveCapacity(ranges.count)
+            for index in 0..<ranges.count {
+                switch decoded[index] {
+                case .blank: continue
+                case .invalid(let reason): return .failure(.unreadable(line: firstLine + index, reason: reason))
+                case .line(let line): lines.append(line)
+                }
+            }
+            return .success(Chunk(lines: lines, consumed: consumed))
+        }
+    }
+
+    /// The ranges of the complete lines of a buffer (without their newlines), and the bytes they
+    /// span with their newlines. memchr finds newlines many bytes at a time.
+    private static func lineRanges(_ buffer: UnsafeBufferPointer<UInt8>) -> ([Range<Int>], Int) {
+        var ranges: [Range<Int>] = []
+        var lineStart = 0
+        guard let base = buffer.baseAddress else { return ([], 0) }
+        while lineStart < buffer.count, let found = memchr(base + lineStart, 0x0A, buffer.count - lineStart) {
+            let index = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
+            ranges.append(lineStart..<index)
+            lineStart = index + 1
+        }
+        return (ranges, lineStart)
+    }
+
+    private static func decodeOne(_ line: UnsafeBufferPointer<UInt8>, lineOffset: Int) -> Decoded {
+        if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { return .blank }
+        do throws(JSONSyntaxError) {
+            guard let decoded = try decode(line, lineOffset: lineOffset) else { return .invalid("not an index entry") }
+            return .line(decoded)
+        } catch {
+            return .invalid(error.description)
+        }
+    }
+}
+
+// MARK: Reading, appending, rewriting
+
+extension IndexFile {
+    /// Reads every complete line of the file, a chunk at a time, handing each chunk's lines to
+    /// `apply` in order; `position` ends where the reading stopped. `reset` is called before each
+    /// attempt: the whole file is read again when it is replaced while it is read (compaction).
+    func readAll(into position: inout Position, reset: () -> Void, apply: ([Line]) -> Void) throws(StoreError) -> Load {
+        attempts: for _ in 0..<5 {
+            reset()
+            position = Position()
+            guard let before = try fileSystem.status(of: path) else { return .missing }
+            position.identity = before.identity
+            var chunkSize = 16 << 20
+            reading: while true {
+                guard let chunk = try fileSystem.contents(of: path, from: position.consumed, limit: chunkSize) else {
+                    continue attempts
+                }
+                switch Self.decodeLines(chunk, baseOffset: position.consumed, firstLine: position.lines + 1) {
+                case .failure(let failure):
+                    reset()
+                    position.lines = 0
+                    return failure
+                case .success(let decoded):
+                    apply(decoded.lines)
+                    position.lines += decoded.lines.count
+                    position.consumed += decoded.consumed
+                    if chunk.count < chunkSize { break reading }
+                    // A line longer than the chunk: read a larger chunk.
+                    if decoded.consumed == 0 { chunkSize *= 2 }
+                }
+            }
+            guard try fileSystem.status(of: path)?.identity == before.identity else { continue }
+            return .loaded
+        }
+        throw .io(path: path, operation: "read", message: "the file kept changing while it was read")
+    }
+
+    /// Reads the lines appended since `position`, handing them to `apply`. Anything but plain
+    /// growth by complete index lines is `.replaced`: the caller reads the file again.
+    func follow(_ position: inout Position, apply: ([Line]) -> Void) throws(StoreError) -> Progress {
+        guard let status = try fileSystem.status(of: path) else {
+            return position.identity == nil ? .current : .replaced
+        }
+        if status.identity != position.identity || status.size < position.consumed { return .replaced }
+        guard status.size > position.consumed else { return .current }
+        guard let tail = try fileSystem.contents(of: path, from: position.consumed) else { return .replaced }
+        guard case .success(let decoded) = Self.decodeLines(tail, baseOffset: position.consumed, firstLine: position.lines + 1) else {
+            return .replaced
+        }
+        apply(decoded.lines)
+        position.lines += decoded.lines.count
+        position.consumed += decoded.consumed
+        return decoded.consumed > 0 ? .advanced : .current
+    }
+
+    /// Appends a batch's complete lines (not synced: the writer syncs the folder), advances
+    /// `position`, and returns where in the file each new entry's fields now are.
+    func append(_ batch: Batch, at position: inout Position) throws(StoreError) -> [(DocumentID, FieldsReference)] {
+        let base = position.consumed
+        try fileSystem.append(batch.bytes, to: path)
+        if position.identity == nil {
+            position.identity = try fileSystem.status(of: path)?.identity
+        }
+        position.consumed += batch.bytes.count
+        position.lines += batch.count
+        return batch.fieldSpans.map { ($0.id, .indexFile(offset: base + $0.offset, length: $0.length)) }
+    }
+
+    /// Cuts what follows `position` (a torn line a crashed writer left); true when there was any.
+    @discardableResult
+    func cutTornTail(after position: Position) throws(StoreError) -> Bool {
+        let size = try fileSystem.status(of: path)?.size ?? 0
+        guard size > position.consumed else { return false }
+        try fileSystem.truncate(path, to: position.consumed)
+        return true
+    }
+
+    /// The bytes of an entry's projected fields: from memory, or read from this file (which must
+    /// be the one the entry was read from).
+    func fieldsBytes(of entry: IndexEntry) throws(StoreError) -> [UInt8] {
+        switch entry.fields {
+        case .inline(let bytes):
+            return bytes
+        case .indexFile(let offset, let length):
+            guard let bytes = try fileSystem.contents(of: path, from: offset, limit: length), bytes.count == length else {
+                throw .io(path: path, operation: "read", message: "the index changed while it was read")
+            }
+            return bytes
+        }
+    }
+
+    /// The lines of a whole new file holding `entries` in ID order, their fields copied from memory
+    /// or from the current file. The caller writes the bytes aside and renames them into place.
+    func rewrittenBatch(_ entries: [(key: DocumentID, value: IndexEntry)]) throws(StoreError) -> Batch {
+        let needsOld = entries.contains { if case .indexFile = $0.value.fields { return true } else { return false } }
+        let old = needsOld ? try fileSystem.contents(of: path) ?? [] : []
+        var batch = Batch()
+        for (_, entry) in entries {
+            switch entry.fields {
+            case .inline(let bytes):
+                batch.append(entry, fields: bytes)
+            case .indexFile(let offset, let length):
+                guard offset + length <= old.count else {
+                    throw .io(path: path, operation: "read", message: "the index changed while it was rewritten")
+                }
+                batch.append(entry, fields: Array(old[offset..<(offset + length)]))
+            }
+        }
+        return batch
+    }
+}
