@@ -10,7 +10,8 @@ let package = Package(
         .executable(name: "archivist", targets: ["archivist"]),
     ],
     targets: [
-        // The storage engine: documents, index, journal, lock. Foundation only.
+        // The storage engine: documents, index, journal, lock, queries, text search. Foundation
+        // only; it knows nothing of NYT articles (the client gives it the NYT schema).
         .target(name: "ArchivistStore"),
         // The NYT Article Search API client: requests, tolerant decoding, pacing, retries,
         // saved searches. The only async code in the project.
@@ -27,8 +28,8 @@ let package = Package(
         // The fake NYT server as a program, for trying the tool offline.
         .executableTarget(name: "fake-nyt", dependencies: ["ArchivistTestSupport"]),
         // Benchmark driver pieces that need Swift (generator, raw file-system baseline).
-        .executableTarget(name: "archivist-bench", dependencies: ["ArchivistStore", "ArchivistTestSupport"]),
-        .testTarget(name: "ArchivistStoreTests", dependencies: ["ArchivistStore", "ArchivistTestSupport"],
+        .executableTarget(name: "archivist-bench", dependencies: ["ArchivistStore", "ArchivistClient", "ArchivistTestSupport"]),
+        .testTarget(name: "ArchivistStoreTests", dependencies: ["ArchivistStore", "ArchivistClient", "ArchivistTestSupport"],
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "ArchivistClientTests", dependencies: ["ArchivistClient", "ArchivistStore", "ArchivistTestSupport"],
                     resources: [.copy("Fixtures")]),

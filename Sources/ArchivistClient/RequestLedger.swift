@@ -49,10 +49,10 @@ public final class StoreRequestLedger: RequestLedger {
 
     /// Reserves a slot (see `RequestLedger`).
     public func reserve(at now: Date, pace: Double) throws(ClientError) -> LedgerSlot {
-        let path = store.sideFilePath(named: FileNames.apiUsage)
+        let path = store.sideFilePath(named: ClientFiles.apiUsage)
         var slot = LedgerSlot.wait(seconds: 0)
         do {
-            try store.updateSideFile(named: FileNames.apiUsage) { (current: [UInt8]?) throws(StoreError) -> [UInt8]? in
+            try store.updateSideFile(named: ClientFiles.apiUsage) { (current: [UInt8]?) throws(StoreError) -> [UInt8]? in
                 var usage = try current.map { (bytes) throws(StoreError) in try Usage(bytes, path: path) } ?? Usage()
                 slot = usage.reserve(at: now, pace: pace)
                 guard case .granted = slot else { return nil }
@@ -66,9 +66,9 @@ public final class StoreRequestLedger: RequestLedger {
 
     /// The requests counted per UTC day, oldest first.
     public func requestsPerDay() throws(ClientError) -> [(day: CalendarDay, requests: Int)] {
-        let path = store.sideFilePath(named: FileNames.apiUsage)
+        let path = store.sideFilePath(named: ClientFiles.apiUsage)
         do {
-            guard let bytes = try store.sideFile(named: FileNames.apiUsage) else { return [] }
+            guard let bytes = try store.sideFile(named: ClientFiles.apiUsage) else { return [] }
             return try Usage(bytes, path: path).perDay.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
         } catch {
             throw .storage(error)
@@ -98,28 +98,26 @@ public final class StoreRequestLedger: RequestLedger {
         init() {}
 
         init(_ bytes: [UInt8], path: String) throws(StoreError) {
-            let value: JSONValue
-            do { value = try JSONParser.parse(bytes) } catch { throw .invalidJSON(path: path, error: error) }
-            guard case .object = value else { throw .invalidMetadata(path: path, reason: "expected an object") }
-            switch value["last_request_at"] {
+            let file = try SideFile(bytes, path: path)
+            switch file["last_request_at"] {
             case .string(let text)?:
                 guard let stamp = Timestamp(parsing: text) else {
-                    throw .invalidMetadata(path: path, reason: "last_request_at: '\(text)' is not a timestamp")
+                    throw file.invalid("last_request_at", "'\(text)' is not a timestamp")
                 }
                 lastRequest = stamp.date
             case nil, .null?: break
-            default: throw .invalidMetadata(path: path, reason: "last_request_at: expected a string")
+            default: throw file.invalid("last_request_at", "expected a string")
             }
-            switch value["requests_per_day"] {
+            switch file["requests_per_day"] {
             case .object(let members)?:
                 for member in members {
                     guard let day = CalendarDay(member.key), case .number(let text) = member.value, let count = Int(text) else {
-                        throw .invalidMetadata(path: path, reason: "requests_per_day.\(member.key): expected a day and a count")
+                        throw file.invalid("requests_per_day.\(member.key)", "expected a day and a count")
                     }
                     perDay[day] = count
                 }
             case nil, .null?: break
-            default: throw .invalidMetadata(path: path, reason: "requests_per_day: expected an object")
+            default: throw file.invalid("requests_per_day", "expected an object")
             }
         }
 

@@ -51,12 +51,12 @@ public struct SavedSearches: Sendable {
         self.store = store
     }
 
-    private var path: String { store.sideFilePath(named: FileNames.savedSearches) }
+    private var path: String { store.sideFilePath(named: ClientFiles.savedSearches) }
 
     /// Every saved search, by name.
     public func all() throws(ClientError) -> [SavedSearch] {
         do {
-            guard let bytes = try store.sideFile(named: FileNames.savedSearches) else { return [] }
+            guard let bytes = try store.sideFile(named: ClientFiles.savedSearches) else { return [] }
             return try SavedSearches.decode(bytes, path: path)
         } catch {
             throw .storage(error)
@@ -112,7 +112,7 @@ public struct SavedSearches: Sendable {
     private func update(_ change: (inout [SavedSearch]) -> Bool) throws(ClientError) {
         let path = self.path
         do {
-            try store.updateSideFile(named: FileNames.savedSearches) { (current: [UInt8]?) throws(StoreError) -> [UInt8]? in
+            try store.updateSideFile(named: ClientFiles.savedSearches) { (current: [UInt8]?) throws(StoreError) -> [UInt8]? in
                 var searches = try current.map { (bytes) throws(StoreError) in try SavedSearches.decode(bytes, path: path) } ?? []
                 return change(&searches) ? SavedSearches.encode(searches) : nil
             }
@@ -152,61 +152,62 @@ public struct SavedSearches: Sendable {
     }
 
     static func decode(_ bytes: [UInt8], path: String) throws(StoreError) -> [SavedSearch] {
-        let root: JSONValue
-        do { root = try JSONParser.parse(bytes) } catch { throw .invalidJSON(path: path, error: error) }
-        guard case .object(let members)? = root["searches"] else {
-            throw .invalidMetadata(path: path, reason: "expected {\"searches\": {NAME: {...}}}")
+        let file = try SideFile(bytes, path: path)
+        guard case .object(let members)? = file["searches"] else {
+            throw file.invalid("", "expected {\"searches\": {NAME: {...}}}")
         }
         var result: [SavedSearch] = []
         for member in members {
-            let name = member.key
-            let value = member.value
-            func text(_ key: String) throws(StoreError) -> String? {
-                switch value[key] {
-                case nil, .null?: return nil
-                case .string(let text)?: return text
-                default: throw .invalidMetadata(path: path, reason: "searches.\(name).\(key): expected a string")
-                }
-            }
-            func day(_ key: String) throws(StoreError) -> CalendarDay? {
-                guard let text = try text(key) else { return nil }
-                guard let day = CalendarDay(text) else {
-                    throw .invalidMetadata(path: path, reason: "searches.\(name).\(key): '\(text)' is not a YYYY-MM-DD date")
-                }
-                return day
-            }
-            func date(_ key: String) throws(StoreError) -> Date? {
-                guard let text = try text(key) else { return nil }
-                guard let stamp = Timestamp(parsing: text) else {
-                    throw .invalidMetadata(path: path, reason: "searches.\(name).\(key): '\(text)' is not a timestamp")
-                }
-                return stamp.date
-            }
-            guard case .object = value else { throw .invalidMetadata(path: path, reason: "searches.\(name): expected an object") }
-            var sort: SearchRequest.Sort?
-            if let text = try text("sort") {
-                guard let parsed = SearchRequest.Sort(rawValue: text) else {
-                    throw .invalidMetadata(path: path, reason: "searches.\(name).sort: '\(text)' is not newest, oldest or relevance")
-                }
-                sort = parsed
-            }
-            let request = SearchRequest(query: try text("q"), filterQuery: try text("fq"), from: try day("from"),
-                                        to: try day("to"), sort: sort)
-            var lastRun: HarvestSummary?
-            if case .object? = value["last_run"], let run = value["last_run"] {
-                var summary = HarvestSummary()
-                func count(_ key: String) -> Int { if case .number(let text)? = run[key] { return Int(text) ?? 0 } else { return 0 } }
-                summary.fetched = count("fetched")
-                summary.added = count("added")
-                summary.updated = count("updated")
-                summary.unchanged = count("unchanged")
-                summary.pages = count("pages")
-                lastRun = summary
-            }
-            result.append(SavedSearch(name: name, request: request, savedAt: try date("saved_at") ?? Date(timeIntervalSince1970: 0),
-                                      lastRunAt: try date("last_run_at"), lastRun: lastRun,
-                                      newestPublication: try date("newest_pub_date")))
+            result.append(try decodeSearch(named: member.key, member.value, in: file))
         }
         return result
+    }
+
+    /// One saved search: `searches.NAME` of the file.
+    private static func decodeSearch(named name: String, _ value: JSONValue, in file: SideFile) throws(StoreError) -> SavedSearch {
+        let place = "searches.\(name)"
+        guard case .object = value else { throw file.invalid(place, "expected an object") }
+        func text(_ key: String) throws(StoreError) -> String? {
+            switch value[key] {
+            case nil, .null?: return nil
+            case .string(let text)?: return text
+            default: throw file.invalid("\(place).\(key)", "expected a string")
+            }
+        }
+        func day(_ key: String) throws(StoreError) -> CalendarDay? {
+            guard let text = try text(key) else { return nil }
+            guard let day = CalendarDay(text) else { throw file.invalid("\(place).\(key)", "'\(text)' is not a YYYY-MM-DD date") }
+            return day
+        }
+        func date(_ key: String) throws(StoreError) -> Date? {
+            guard let text = try text(key) else { return nil }
+            guard let stamp = Timestamp(parsing: text) else { throw file.invalid("\(place).\(key)", "'\(text)' is not a timestamp") }
+            return stamp.date
+        }
+        var sort: SearchRequest.Sort?
+        if let text = try text("sort") {
+            guard let parsed = SearchRequest.Sort(rawValue: text) else {
+                throw file.invalid("\(place).sort", "'\(text)' is not newest, oldest or relevance")
+            }
+            sort = parsed
+        }
+        let request = SearchRequest(query: try text("q"), filterQuery: try text("fq"), from: try day("from"),
+                                    to: try day("to"), sort: sort)
+        return SavedSearch(name: name, request: request, savedAt: try date("saved_at") ?? Date(timeIntervalSince1970: 0),
+                           lastRunAt: try date("last_run_at"), lastRun: lastRunSummary(value["last_run"]),
+                           newestPublication: try date("newest_pub_date"))
+    }
+
+    /// The counts of a search's last run, when the file has them.
+    private static func lastRunSummary(_ run: JSONValue?) -> HarvestSummary? {
+        guard let run, run.isObject else { return nil }
+        var summary = HarvestSummary()
+        func count(_ key: String) -> Int { if case .number(let text)? = run[key] { return Int(text) ?? 0 } else { return 0 } }
+        summary.fetched = count("fetched")
+        summary.added = count("added")
+        summary.updated = count("updated")
+        summary.unchanged = count("unchanged")
+        summary.pages = count("pages")
+        return summary
     }
 }

@@ -69,7 +69,7 @@ public final class Shell: @unchecked Sendable {
     /// Opens the store of a data folder, with the lock timeout of `ARCHIVIST_LOCK_TIMEOUT`.
     static func openStore(in folder: String) throws(StoreError) -> DocumentStore {
         let lockTimeout = ProcessInfo.processInfo.environment["ARCHIVIST_LOCK_TIMEOUT"].flatMap(Double.init) ?? 10
-        return try DocumentStore(folder: folder, options: .init(lockTimeout: lockTimeout))
+        return try DocumentStore(folder: folder, schema: .nyt, options: .init(lockTimeout: lockTimeout))
     }
 
     /// Runs `archivist ARGS...`: global options anywhere, then a command and its arguments.
@@ -183,8 +183,19 @@ public final class Shell: @unchecked Sendable {
 
     /// A one-line message for any error.
     public static func message(for error: any Error) -> String {
-        let text = (error as? LocalizedError)?.errorDescription ?? String(describing: error)
+        var text = (error as? LocalizedError)?.errorDescription ?? String(describing: error)
+        if let hint = hint(for: error) { text += "; " + hint }
         return text.replacingOccurrences(of: "\n", with: " ")
+    }
+
+    /// What the user can do about an error, in the command line's words (the library's errors
+    /// only say what went wrong and where).
+    static func hint(for error: any Error) -> String? {
+        switch error as? StoreError {
+        case .staleIndex?, .unreadableIndex?: return "run 'archivist repair'"
+        case .newerFormat?: return "upgrade archivist"
+        default: return nil
+        }
     }
 
     /// `--name=value` as the name and the value; any other argument as itself and nil.

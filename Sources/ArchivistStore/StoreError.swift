@@ -14,8 +14,13 @@ public enum StoreError: Error, LocalizedError, Sendable, Equatable {
     case notFound(id: String)
     /// The data folder was written by a newer Archivist.
     case newerFormat(path: String, found: Int, supported: Int)
-    /// The metadata file is unreadable or malformed.
-    case invalidMetadata(path: String, reason: String)
+    /// A file is valid JSON but not what it should hold (the metadata, a side file): the file, and
+    /// what is wrong where (`searches.jury.from: '2020-13-01' is not a YYYY-MM-DD date`).
+    case invalidFile(path: String, reason: String)
+    /// The index names a document whose file is gone (the index is stale): the file and the ID.
+    case staleIndex(path: String, id: String)
+    /// The projected fields in the index file are not valid JSON.
+    case unreadableIndex(path: String, error: JSONSyntaxError)
     /// Another process holds the write lock.
     case locked(path: String, holder: String, waitedSeconds: Double)
     /// The data folder path is not a folder.
@@ -37,9 +42,13 @@ public enum StoreError: Error, LocalizedError, Sendable, Equatable {
         case .notFound(let id):
             return "ID \(StoreError.quote(id)): no such document"
         case .newerFormat(let path, let found, let supported):
-            return "\(path): format version \(found) is newer than this archivist supports (\(supported)); upgrade archivist"
-        case .invalidMetadata(let path, let reason):
+            return "\(path): format version \(found) is newer than this archivist supports (\(supported))"
+        case .invalidFile(let path, let reason):
             return "\(path): \(reason)"
+        case .staleIndex(let path, let id):
+            return "\(path): no such file, though the index lists ID \(StoreError.quote(id)) (the index is stale)"
+        case .unreadableIndex(let path, let error):
+            return "\(path): projected fields: \(error.description)"
         case .locked(let path, let holder, let waited):
             return "\(path): locked by \(holder); gave up after \(String(format: "%.1f", waited)) s"
         case .notAFolder(let path):

@@ -17,6 +17,7 @@
 //
 // bench/run.py drives generate and rawfs; bench/query.py drives query.
 
+import ArchivistClient
 import ArchivistStore
 import ArchivistTestSupport
 import Foundation
@@ -266,7 +267,7 @@ func queryBench(_ arguments: ArraySlice<String>) {
 
     let openStart = monotonicSeconds()
     let store: DocumentStore
-    do { store = try DocumentStore(folder: folder) } catch { fail("cannot open \(folder): \(error)") }
+    do { store = try DocumentStore(folder: folder, schema: .nyt) } catch { fail("cannot open \(folder): \(error)") }
     let opened = monotonicSeconds()
     let index: QueryIndex
     do { index = try store.queryIndex() } catch { fail("cannot build the query index: \(error)") }

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #endif
+import ArchivistClient
 import ArchivistStore
 import ArchivistTestSupport
 import Foundation
@@ -37,7 +38,7 @@ struct InterruptTests {
         let deadline = Date().addingTimeInterval(60)
         while committed < 2_000 && Date() < deadline {
             usleep(20_000)
-            committed = (try? DocumentStore(folder: sandbox.data).count) ?? 0
+            committed = (try? DocumentStore(folder: sandbox.data, schema: .nyt).count) ?? 0
         }
         #expect(committed == 2_000)
         kill(process.processIdentifier, SIGINT)
@@ -51,7 +52,7 @@ struct InterruptTests {
         #expect(process.terminationReason == .exit && process.terminationStatus == 130, "\(stdout)\(stderr)")
         #expect(stdout == #"{"added":2000,"updated":0,"unchanged":0,"failed":0}"# + "\n")
         #expect(stderr == "error: import: stdin: interrupted; the 2000 documents of the batches before are stored\n")
-        let store = try DocumentStore(folder: sandbox.data)
+        let store = try DocumentStore(folder: sandbox.data, schema: .nyt)
         #expect(try store.count == 2_000)
         #expect(try store.check().isEmpty)
     }

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #endif
+import ArchivistClient
 import ArchivistStore
 import Foundation
 import Testing
@@ -299,7 +300,7 @@ struct QueryCommandTests {
 
         let list = try ok(["index", "list"])
         let before = try list.jsonLines().compactMap { $0["field"]?.stringValue }
-        #expect(before == Projection.nytDefault.paths)
+        #expect(before == StoreSchema.nyt.projection.paths)
         #expect(!before.contains("subsection_name"))
 
         let added = try ok(["index", "add", "subsection_name"])

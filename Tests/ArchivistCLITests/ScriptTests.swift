@@ -1,4 +1,5 @@
 import ArchivistShell
+import ArchivistClient
 import ArchivistStore
 import Foundation
 import Testing
@@ -210,7 +211,7 @@ struct DocumentIDCompletionTests {
     @Test func anyIDCanBeCompletedHoweverManyThereAre() throws {
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
-        let store = try DocumentStore(folder: sandbox.data)
+        let store = try DocumentStore(folder: sandbox.data, schema: .nyt)
         let documents: [JSONValue] = (0...10_000).map { .object([JSONMember(key: "_id", value: .string(String(format: "id%05d", $0)))]) }
         #expect(try store.upsert(documents).count == 10_001)
         let shell = Shell(dataFolder: sandbox.data, output: TextSink(), errors: TextSink())

@@ -33,11 +33,11 @@ struct SearchCommandTests {
     }
 
     func storedCount() throws -> Int {
-        try DocumentStore(folder: sandbox.data).count
+        try DocumentStore(folder: sandbox.data, schema: .nyt).count
     }
 
     func expectConsistentStore(sourceLocation: SourceLocation = #_sourceLocation) throws {
-        let problems = try DocumentStore(folder: sandbox.data).check()
+        let problems = try DocumentStore(folder: sandbox.data, schema: .nyt).check()
         #expect(problems.isEmpty, "\(problems)", sourceLocation: sourceLocation)
     }
 
@@ -102,7 +102,7 @@ struct SearchCommandTests {
         #expect(requests.allSatisfy { $0.query["api-key"] == Self.key })
         #expect(result.stderrText.contains("more than the API's 1,000"), "\(result)")
         // Every request was counted in the data folder.
-        let usage = json(String(decoding: try #require(sandbox.contents(sandbox.path(FileNames.apiUsage))), as: UTF8.self))
+        let usage = json(String(decoding: try #require(sandbox.contents(sandbox.path(ClientFiles.apiUsage))), as: UTF8.self))
         let today = CalendarDay.today.description
         #expect(usage["requests_per_day"]?[today] == .number(String(requests.count)))
         try expectConsistentStore()
@@ -375,12 +375,12 @@ struct SearchCommandTests {
                                        apiKey: Self.key)
         try FileManager.default.createDirectory(atPath: sandbox.data, withIntermediateDirectories: true)
         let today = CalendarDay.today.description
-        try sandbox.write(#"{"requests_per_day": {"\#(today)": 448}}"#, to: sandbox.path(FileNames.apiUsage))
+        try sandbox.write(#"{"requests_per_day": {"\#(today)": 448}}"#, to: sandbox.path(ClientFiles.apiUsage))
         let result = try search(["--pages", "3"], server: server)
         #expect(result.status == 0, "\(result)")
         #expect(result.stderrLines.filter { $0.hasPrefix("warning:") } == ["warning: 450 API requests today (UTC); NYT allows 500 a day"],
                 "\(result)")
-        let usage = json(String(decoding: try #require(sandbox.contents(sandbox.path(FileNames.apiUsage))), as: UTF8.self))
+        let usage = json(String(decoding: try #require(sandbox.contents(sandbox.path(ClientFiles.apiUsage))), as: UTF8.self))
         #expect(usage["requests_per_day"]?[today] == .number("451"))
     }
 
@@ -388,12 +388,12 @@ struct SearchCommandTests {
         let server = try FakeNYTServer(documents: ArticleGenerator.corpus(count: 5, seed: 29, from: "2021-01-01", to: "2021-01-31"),
                                        apiKey: Self.key)
         try FileManager.default.createDirectory(atPath: sandbox.data, withIntermediateDirectories: true)
-        try sandbox.write("{not json", to: sandbox.path(FileNames.apiUsage))
+        try sandbox.write("{not json", to: sandbox.path(ClientFiles.apiUsage))
         let result = try search(["jury"], server: server)
         #expect(result.status == 1, "\(result)")
         #expect(result.stderrLines.first?.hasPrefix("error: page 0: \(sandbox.data)/api-usage.json: invalid JSON at byte 1") == true, "\(result)")
         #expect(server.requests.isEmpty)
-        #expect(sandbox.contents(sandbox.path(FileNames.apiUsage)) == Array("{not json".utf8))
+        #expect(sandbox.contents(sandbox.path(ClientFiles.apiUsage)) == Array("{not json".utf8))
     }
 
     // MARK: Pacing and Ctrl-C
@@ -474,7 +474,7 @@ struct SavedSearchCompletionTests {
     @Test func completionOffersSavedSearchNamesAfterRefreshAndDrop() throws {
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
-        let store = try DocumentStore(folder: sandbox.data)
+        let store = try DocumentStore(folder: sandbox.data, schema: .nyt)
         let saved = SavedSearches(store: store)
         try saved.save(SavedSearch(name: "climate", request: SearchRequest(query: "climate"), savedAt: Date()))
         try saved.save(SavedSearch(name: "desks", request: SearchRequest(filterQuery: #"news_desk:"Sports""#), savedAt: Date()))

@@ -445,11 +445,11 @@ struct HarvestRun {
                        "pub_year:2017", "kicker:Analysis", "section_name:U.S. AND news_desk:Foreign"]
         for fq in matching {
             let filter = try #require(FilterQueryTranslation.filter(for: fq), "\(fq)")
-            #expect(filter.matches(document), "\(fq) → \(filter)")
+            #expect(filter.matches(document, textSearch: StoreSchema.nyt.textSearch), "\(fq) → \(filter)")
         }
         for fq in failing {
             let filter = try #require(FilterQueryTranslation.filter(for: fq), "\(fq)")
-            #expect(!filter.matches(document), "\(fq) → \(filter)")
+            #expect(!filter.matches(document, textSearch: StoreSchema.nyt.textSearch), "\(fq) → \(filter)")
         }
     }
 

@@ -31,7 +31,7 @@ struct ScratchFolder {
 
     /// A store in the data folder.
     func store() throws -> DocumentStore {
-        try DocumentStore(folder: data)
+        try DocumentStore(folder: data, schema: .nyt)
     }
 
     func remove() {
@@ -108,7 +108,7 @@ func expectStorageError(naming path: String, _ operation: String, _ body: () thr
         defer { folder.remove() }
         let store = try folder.store()
         let ledger = StoreRequestLedger(store: store)
-        let path = store.sideFilePath(named: FileNames.apiUsage)
+        let path = store.sideFilePath(named: ClientFiles.apiUsage)
         let t0 = StoreRequestLedgerTests.start
         #expect(try ledger.reserve(at: t0, pace: 12) == .granted(requestsToday: 1))
         let before = fileBytes(path)
@@ -149,7 +149,7 @@ func expectStorageError(naming path: String, _ operation: String, _ body: () thr
         let t0 = StoreRequestLedgerTests.start
         _ = try ledger.reserve(at: t0, pace: 1)
         _ = try ledger.reserve(at: t0.addingTimeInterval(2.25), pace: 1)
-        let path = store.sideFilePath(named: FileNames.apiUsage)
+        let path = store.sideFilePath(named: ClientFiles.apiUsage)
         #expect(path == folder.data + "/api-usage.json")
         let bytes = try #require(fileBytes(path))
         let text = String(decoding: bytes, as: UTF8.self)
@@ -164,7 +164,7 @@ func expectStorageError(naming path: String, _ operation: String, _ body: () thr
             """)
         let value = try JSONParser.parse(bytes)
         #expect(JSONWriter.prettyBytes(value) == bytes)
-        #expect(try store.sideFile(named: FileNames.apiUsage) == bytes)
+        #expect(try store.sideFile(named: ClientFiles.apiUsage) == bytes)
     }
 
     @Test func keepsTheLast31DaysOnly() throws {
@@ -183,7 +183,7 @@ func expectStorageError(naming path: String, _ operation: String, _ body: () thr
         let folder = try ScratchFolder()
         defer { folder.remove() }
         let store = try folder.store()
-        let path = store.sideFilePath(named: FileNames.apiUsage)
+        let path = store.sideFilePath(named: ClientFiles.apiUsage)
         try writeFile(path, #"{"requests_per_day": {"2026-11-29": 448, "20261128": 3}, "last_request_at": null}"#)
         let ledger = StoreRequestLedger(store: store)
         #expect(try ledger.reserve(at: StoreRequestLedgerTests.start, pace: 12) == .granted(requestsToday: 449))
@@ -203,14 +203,14 @@ func expectStorageError(naming path: String, _ operation: String, _ body: () thr
         "{\"requests_per_day\": {\"2026-11-29\": 1.5}}",
     ])
     func unreadableFileIsAStorageErrorNamingItAndIsNotReplaced(contents: String) throws {
-        try withSideFile(FileNames.apiUsage, contents: contents) { store, path in
+        try withSideFile(ClientFiles.apiUsage, contents: contents) { store, path in
             let ledger = StoreRequestLedger(store: store)
             for attempt in 0..<2 {
                 let storeError = expectStorageError(naming: path, "reserve (attempt \(attempt + 1))") {
                     _ = try ledger.reserve(at: StoreRequestLedgerTests.start.addingTimeInterval(Double(attempt) * 60), pace: 12)
                 }
                 switch storeError {
-                case .invalidJSON(let errorPath, _)?, .invalidMetadata(let errorPath, _)?: #expect(errorPath == path)
+                case .invalidJSON(let errorPath, _)?, .invalidFile(let errorPath, _)?: #expect(errorPath == path)
                 case nil: break  // already recorded
                 case let other?: Issue.record("expected invalid JSON or metadata, got \(other)")
                 }
@@ -254,7 +254,7 @@ func expectStorageError(naming path: String, _ operation: String, _ body: () thr
         defer { folder.remove() }
         let store = try folder.store()
         try SavedSearches(store: store).recordRun(of: "nope", at: Date(), summary: HarvestSummary(), isComplete: true)
-        #expect(try store.sideFile(named: FileNames.savedSearches) == nil)
+        #expect(try store.sideFile(named: ClientFiles.savedSearches) == nil)
     }
 
     @Test func savingAnInvalidNameIsRefused() throws {
@@ -264,7 +264,7 @@ func expectStorageError(naming path: String, _ operation: String, _ body: () thr
         #expect(throws: ClientError.self) {
             try SavedSearches(store: store).save(SavedSearch(name: "a b", request: SearchRequest(query: "x"), savedAt: Date()))
         }
-        #expect(try store.sideFile(named: FileNames.savedSearches) == nil)
+        #expect(try store.sideFile(named: ClientFiles.savedSearches) == nil)
     }
 
     @Test func noFileMeansNoSearchesAndReadingCreatesNothing() throws {
@@ -274,7 +274,7 @@ func expectStorageError(naming path: String, _ operation: String, _ body: () thr
         let searches = SavedSearches(store: store)
         #expect(try searches.all().isEmpty)
         #expect(throws: ClientError.unknownSearch(name: "jury")) { try searches.search(named: "jury") }
-        #expect(try store.sideFile(named: FileNames.savedSearches) == nil)
+        #expect(try store.sideFile(named: ClientFiles.savedSearches) == nil)
     }
 
     @Test func savedSearchReadsBackWithEveryFieldButThePage() throws {
@@ -288,7 +288,7 @@ func expectStorageError(naming path: String, _ operation: String, _ body: () thr
         #expect(try searches.search(named: "jury") == expected)
         // Another store on the same folder sees it.
         #expect(try SavedSearches(store: try folder.store()).search(named: "jury") == expected)
-        let path = store.sideFilePath(named: FileNames.savedSearches)
+        let path = store.sideFilePath(named: ClientFiles.savedSearches)
         #expect(path == folder.data + "/searches.json")
         let bytes = try #require(fileBytes(path))
         #expect(JSONWriter.prettyBytes(try JSONParser.parse(bytes)) == bytes)
@@ -326,7 +326,7 @@ func expectStorageError(naming path: String, _ operation: String, _ body: () thr
         try searches.save(SavedSearch(name: "other", request: SearchRequest(query: "o"), savedAt: SavedSearchesTests.savedAt))
         try searches.remove(named: "jury")
         #expect(try searches.all().map(\.name) == ["other"])
-        let path = store.sideFilePath(named: FileNames.savedSearches)
+        let path = store.sideFilePath(named: ClientFiles.savedSearches)
         let before = fileBytes(path)
         #expect(throws: ClientError.unknownSearch(name: "jury")) { try searches.remove(named: "jury") }
         #expect(fileBytes(path) == before)
@@ -411,7 +411,7 @@ func expectStorageError(naming path: String, _ operation: String, _ body: () thr
         "{\"searches\": {\"x\": {\"saved_at\": \"soon\"}}}",
     ])
     func unreadableFileIsAnErrorNamingItAndIsNeverReplaced(contents: String) throws {
-        try withSideFile(FileNames.savedSearches, contents: contents) { store, path in
+        try withSideFile(ClientFiles.savedSearches, contents: contents) { store, path in
             let searches = SavedSearches(store: store)
             expectStorageError(naming: path, "all") { _ = try searches.all() }
             expectStorageError(naming: path, "search") { _ = try searches.search(named: "x") }

@@ -1,4 +1,5 @@
 import Testing
+import ArchivistClient
 @testable import ArchivistStore
 import ArchivistTestSupport
 
@@ -118,7 +119,7 @@ fileprivate enum Corpus {
 
     /// The IDs of the documents a filter matches, in fixture order, as one string ("CF").
     static func ids(matching filter: Filter) -> String {
-        documents.filter { filter.matches($0) }.compactMap { $0["_id"]?.stringValue }.joined()
+        documents.filter { filter.matches($0, textSearch: StoreSchema.nyt.textSearch) }.compactMap { $0["_id"]?.stringValue }.joined()
     }
 
     /// Parses a JSON filter and returns the IDs it matches.
@@ -1002,7 +1003,7 @@ extension FilterTests {
         }
 
         @Test func searchedFieldsAreHeadlineKeywordsAbstractSnippetAndLeadParagraph() {
-            #expect(Set(TextFolding.searchedPaths.map(\.path)) == ["headline.main", "keywords.value", "abstract", "snippet", "lead_paragraph"])
+            #expect(Set(StoreSchema.nyt.textSearch.paths) == ["headline.main", "keywords.value", "abstract", "snippet", "lead_paragraph"])
         }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import ArchivistClient
 @testable import ArchivistStore
 import ArchivistTestSupport
 
@@ -208,7 +209,7 @@ struct PowerLossTests {
     /// A fresh model file system holding the scenario's starting state (acknowledged, so durable).
     static func startingState(_ scenario: Scenario) throws -> FaultInjectingFileSystem {
         let fileSystem = FaultInjectingFileSystem()
-        let store = try DocumentStore(folder: dataFolder, fileSystem: fileSystem)
+        let store = try DocumentStore(folder: dataFolder, schema: .nyt, fileSystem: fileSystem)
         for step in scenario.setup { try step.run(store) }
         #expect(fileSystem.refusedOperationCount == 0)
         return fileSystem
@@ -234,7 +235,7 @@ struct PowerLossTests {
         var completed = 0
         var threw = false
         do {
-            let store = try DocumentStore(folder: dataFolder, fileSystem: fileSystem)
+            let store = try DocumentStore(folder: dataFolder, schema: .nyt, fileSystem: fileSystem)
             for step in scenario.steps {
                 try step.run(store)
                 // A call during which the process died never returned: it is not acknowledged.
@@ -312,7 +313,7 @@ struct PowerLossTests {
         }
         let store: DocumentStore
         do {
-            store = try DocumentStore(folder: folder, fileSystem: fileSystem)
+            store = try DocumentStore(folder: folder, schema: .nyt, fileSystem: fileSystem)
         } catch {
             Issue.record("\(context): the store does not open: \(error.localizedDescription)")
             return .none
@@ -410,7 +411,7 @@ struct PowerLossTests {
         try Self.verify(clean.fileSystem, onDisk: true, acknowledged: final, inFlight: nil, universe: scenario.universe,
                         context: "\(name), power loss after acknowledgement")
         // The durable state alone, read through the model itself, already holds every document.
-        let store = try DocumentStore(folder: Self.dataFolder, fileSystem: clean.fileSystem)
+        let store = try DocumentStore(folder: Self.dataFolder, schema: .nyt, fileSystem: clean.fileSystem)
         #expect(Set(try store.entries().map(\.id)) == Set(final.keys))
         for (id, document) in final {
             #expect(try store.documentBytes(withID: id) == JSONWriter.prettyBytes(document), "\(id)")
@@ -434,7 +435,7 @@ struct PowerLossTests {
                 let probe = try Self.run(scenario, from: start, crashPoint: first)
                 firstAftermath.apply(to: probe.fileSystem)
                 let before = probe.fileSystem.mutatingOperationCount
-                _ = try DocumentStore(folder: Self.dataFolder, fileSystem: probe.fileSystem)
+                _ = try DocumentStore(folder: Self.dataFolder, schema: .nyt, fileSystem: probe.fileSystem)
                 let recoveryOperations = probe.fileSystem.mutatingOperationCount - before
                 guard recoveryOperations > 0 else { continue }
                 firstWithRecovery += 1
@@ -447,7 +448,7 @@ struct PowerLossTests {
                             firstAftermath.apply(to: crashed.fileSystem)
                             crashed.fileSystem.failAfter(operations: second)
                             #expect(throws: StoreError.self, "\(context)") {
-                                try DocumentStore(folder: Self.dataFolder, fileSystem: crashed.fileSystem)
+                                try DocumentStore(folder: Self.dataFolder, schema: .nyt, fileSystem: crashed.fileSystem)
                             }
                             secondAftermath.apply(to: crashed.fileSystem)
                             // Checked on disk once per first crash point, on the model otherwise.
@@ -473,14 +474,14 @@ struct PowerLossTests {
         try fs.createFolder("/root")
         try fs.synchronizeAll(containing: "/")
         let projection = Projection(paths: ["headline.main"])
-        _ = try DocumentStore(folder: Self.dataFolder, options: .init(projection: projection), fileSystem: fs)
+        _ = try DocumentStore(folder: Self.dataFolder, schema: StoreSchema(projection: projection), fileSystem: fs)
         fs.simulatePowerLoss()
         // The data folder is new: its entry in /root must have been made durable, not only the
         // metadata file's entry in the data folder.
         #expect(try fs.status(of: Self.dataFolder) != nil)
         #expect(try fs.contents(of: Self.dataFolder + "/" + FileNames.metadata) != nil)
-        let reopened = try DocumentStore(folder: Self.dataFolder, fileSystem: fs)
-        #expect(reopened.projection == projection)
+        let reopened = try DocumentStore(folder: Self.dataFolder, schema: .nyt, fileSystem: fs)
+        #expect(reopened.projection.paths == projection.paths)
     }
 
     // MARK: The model itself
@@ -607,10 +608,10 @@ struct PowerLossTests {
     @Test("a store on the model survives a power loss after each acknowledged call, and a materialized copy opens")
     func modelRoundTrip() throws {
         let fs = FaultInjectingFileSystem()
-        let store = try DocumentStore(folder: Self.dataFolder, fileSystem: fs)
+        let store = try DocumentStore(folder: Self.dataFolder, schema: .nyt, fileSystem: fs)
         try store.put(Self.article(1), id: Self.articleID(1))
         fs.simulatePowerLoss()
-        let reopened = try DocumentStore(folder: Self.dataFolder, fileSystem: fs)
+        let reopened = try DocumentStore(folder: Self.dataFolder, schema: .nyt, fileSystem: fs)
         #expect(try reopened.documentBytes(withID: Self.articleID(1)) == JSONWriter.prettyBytes(Self.article(1)))
         #expect(try reopened.check().isEmpty)
         // Unsynced writes made behind the store's back are forgotten.

@@ -110,7 +110,7 @@ extension JSONValue {
 
     /// Every value at a dotted path (`headline.main`).
     public func values(atPath path: String) -> [JSONValue] {
-        values(atPath: path.split(separator: ".", omittingEmptySubsequences: false).map(String.init))
+        values(atPath: FieldPath.components(path))
     }
 
     /// Follows a dotted key path (`headline.main`, `keywords.value`). Arrays on the way are

@@ -50,7 +50,7 @@ extension DocumentStore {
             }
         }
         if let problem = failure.first {
-            throw .invalidJSON(path: indexPath + " (projected fields; run 'archivist repair')", error: problem)
+            throw .unreadableIndex(path: indexPath, error: problem)
         }
         var columns: [String: [JSONValue?]] = [:]
         for (path, box) in zip(paths, boxes) { columns[path] = box.values }

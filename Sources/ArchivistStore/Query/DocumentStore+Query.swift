@@ -13,7 +13,7 @@ extension DocumentStore {
                         index = cached.index
                     } else {
                         let sorted = Self.sortedByID(Array(state.entries.values))
-                        index = QueryIndex(projection: state.projection, entries: sorted)
+                        index = QueryIndex(projection: state.projection, textSearch: schema.textSearch, entries: sorted)
                         cache = (generation, index)
                     }
                     let missing = paths.intersection(state.projection.paths).subtracting(index.loadedPaths).sorted()
@@ -36,7 +36,7 @@ extension DocumentStore {
     /// The documents matching a query, in order. Answered from the in-memory projection; a query
     /// naming a path the projection lacks reads the documents instead (see `scannedPaths`).
     public func find(_ query: Query) throws(StoreError) -> QueryResult {
-        let index = try queryIndex(loading: QueryIndex.neededPaths(filter: query.filter, sort: query.sort))
+        let index = try queryIndex(loading: QueryIndex.neededPaths(filter: query.filter, sort: query.sort, textSearch: schema.textSearch))
         let missing = index.missingPaths(filter: query.filter, sort: query.sort)
         if missing.isEmpty {
             let matches = index.matching(query.filter)
@@ -48,11 +48,11 @@ extension DocumentStore {
         let terms = QueryIndex.textTerms(query.filter)
         for entry in index.entries {
             let id = entry.id
-            guard let document = try scannedDocument(entry), query.filter.matches(document) else { continue }
+            guard let document = try scannedDocument(entry), query.filter.matches(document, textSearch: schema.textSearch) else { continue }
             let keys = query.sort.map { ValueOrder.sortKey(found: document.values(atPath: $0.path), descending: $0.isDescending) }
             var score = 0.0
             if query.sort.isEmpty, !terms.isEmpty {
-                let words = TextSearch.words(of: document)
+                let words = schema.textSearch.words(of: document)
                 for term in Set(terms) { score += words.filter { $0.word == term }.reduce(0) { $0 + $1.weight } }
             }
             matched.append((id, keys, score))
@@ -70,7 +70,7 @@ extension DocumentStore {
 
     /// How many documents match a filter, and the paths that had to be read from disk.
     public func count(matching filter: Filter) throws(StoreError) -> (count: Int, scannedPaths: [String]) {
-        let index = try queryIndex(loading: QueryIndex.neededPaths(filter: filter))
+        let index = try queryIndex(loading: QueryIndex.neededPaths(filter: filter, textSearch: schema.textSearch))
         let missing = index.missingPaths(filter: filter)
         if missing.isEmpty { return (index.matching(filter).count, []) }
         return (try find(Query(filter: filter)).total, missing)
@@ -80,7 +80,7 @@ extension DocumentStore {
     /// counts each distinct element), at most `limit` values.
     public func facet(_ path: String, matching filter: Filter = .all, limit: Int? = nil) throws(StoreError)
         -> (values: [(value: JSONValue, count: Int)], scannedPaths: [String]) {
-        let index = try queryIndex(loading: QueryIndex.neededPaths(filter: filter).union([path]))
+        let index = try queryIndex(loading: QueryIndex.neededPaths(filter: filter, textSearch: schema.textSearch).union([path]))
         let filterMissing = index.missingPaths(filter: filter)
         let missing = Set(filterMissing + (index.isProjected(path) ? [] : [path])).sorted()
         var counts: [(value: JSONValue, count: Int)]
@@ -93,7 +93,7 @@ extension DocumentStore {
             let candidates = filterMissing.isEmpty ? index.matching(filter).map { index.entries[Int($0)] } : index.entries
             for entry in candidates {
                 guard let document = try scannedDocument(entry) else { continue }
-                if !filterMissing.isEmpty, !filter.matches(document) { continue }
+                if !filterMissing.isEmpty, !filter.matches(document, textSearch: schema.textSearch) { continue }
                 tally.add(document.values(atPath: path))
             }
             counts = tally.sorted()

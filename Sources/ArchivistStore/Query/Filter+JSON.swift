@@ -33,6 +33,10 @@ extension Filter {
                 }
                 filters.append(key == "$and" ? .and(parts) : key == "$or" ? .or(parts) : .nor(parts))
             case "$text":
+                if !pathPrefix.isEmpty {
+                    // As in MongoDB: a text search is of whole documents, not of array elements.
+                    throw .invalidFilter("\(location): $text applies to whole documents, not inside $elemMatch")
+                }
                 guard case .string(let search)? = member.value["$search"] else {
                     throw .invalidFilter("$text: expected {\"$search\": \"words\"}")
                 }

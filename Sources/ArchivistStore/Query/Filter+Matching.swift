@@ -1,9 +1,9 @@
 import Foundation
 
 extension Filter {
-    /// Whether a whole document matches (text search reads the document's own text fields).
-    public func matches(_ document: JSONValue) -> Bool {
-        matches(resolve: { document.values(atPath: $0) }, textMatches: { TextSearch.matches(document, terms: $0) })
+    /// Whether a whole document matches; a text search reads the fields `textSearch` names.
+    public func matches(_ document: JSONValue, textSearch: TextSearch) -> Bool {
+        matches(resolve: { document.values(atPath: $0) }, textMatches: { textSearch.matches(document, terms: $0) })
     }
 
     /// Whether the values a resolver gives match. `resolve` returns every value at a dotted path
@@ -82,7 +82,7 @@ extension Condition {
                 return elements.contains { element in
                     switch match {
                     case .conditions(let conditions): return conditions.allSatisfy { $0.holds(for: [element]) }
-                    case .filter(let filter): return element.isObject && filter.matches(element)
+                    case .filter(let filter): return element.isObject && filter.matches(element, textSearch: TextSearch(fields: []))  // no $text inside
                     }
                 }
             }

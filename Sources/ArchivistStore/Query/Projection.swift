@@ -5,21 +5,23 @@
 public struct Projection: Sendable, Equatable {
     /// The dotted paths, sorted.
     public let paths: [String]
+    /// The paths written last in an index line (long text or lists), so reading a short field
+    /// stops early in each line. Not a part of the folder's record: the schema supplies it.
+    public let longPaths: Set<String>
     let components: [[String]]
 
-    /// A projection of these paths (sorted and deduplicated).
-    public init(paths: [String]) {
+    /// A projection of these paths (sorted and deduplicated), the `longPaths` among them last.
+    public init(paths: [String], longPaths: Set<String> = []) {
         let unique = Array(Set(paths)).sorted { JSONValue.keyPrecedes($0, $1) }
         self.paths = unique
-        self.components = unique.map { $0.split(separator: ".", omittingEmptySubsequences: false).map(String.init) }
+        self.longPaths = longPaths
+        self.components = unique.map(FieldPath.components)
     }
 
-    /// The fields queries on NYT articles use, and the text full-text search reads.
-    public static let nytDefault = Projection(paths: [
-        "pub_date", "section_name", "news_desk", "document_type", "type_of_material",
-        "headline.main", "byline.original", "word_count", "web_url", "keywords.value",
-        "abstract", "snippet", "lead_paragraph",
-    ])
+    /// The same paths with other long paths.
+    func withLongPaths(_ longPaths: Set<String>) -> Projection {
+        Projection(paths: paths, longPaths: longPaths)
+    }
 
     /// The position of a path in `paths`.
     public func position(of path: String) -> Int? {
@@ -43,10 +45,6 @@ public struct Projection: Sendable, Equatable {
         }
     }
 
-    /// Paths usually holding long text or lists: written last in the index, so reading a short
-    /// field (a section, a date, a count) stops early in each line.
-    static let longPaths: Set<String> = ["abstract", "snippet", "lead_paragraph", "keywords.value", "headline.main", "web_url", "byline.original"]
-
     /// The compact JSON of a document's projected fields, as kept in the index: short fields
     /// first, then the long ones, each group by path.
     public func fieldsJSON(of document: JSONValue) -> [UInt8] {
@@ -55,7 +53,7 @@ public struct Projection: Sendable, Equatable {
         var long: [JSONMember] = []
         for (path, value) in zip(paths, values) {
             guard let value else { continue }
-            if Self.longPaths.contains(path) {
+            if longPaths.contains(path) {
                 long.append(JSONMember(key: path, value: value))
             } else {
                 short.append(JSONMember(key: path, value: value))

@@ -8,6 +8,8 @@ import Foundation
 public final class QueryIndex: @unchecked Sendable {
     /// The projected paths.
     public let projection: Projection
+    /// The fields full-text search reads.
+    public let textSearch: TextSearch
     /// Live document IDs sorted by their bytes; a document's place here is its ordinal.
     public let ids: [String]
     /// The index entries, by ordinal.
@@ -26,8 +28,9 @@ public final class QueryIndex: @unchecked Sendable {
     private var pathUses: [String: Int] = [:]
 
     /// An index of these entries (sorted by ID) with no columns loaded yet.
-    public init(projection: Projection, entries: [IndexEntry]) {
+    public init(projection: Projection, textSearch: TextSearch, entries: [IndexEntry]) {
         self.projection = projection
+        self.textSearch = textSearch
         self.ids = entries.map(\.id)
         self.entries = entries
     }
@@ -75,16 +78,16 @@ public final class QueryIndex: @unchecked Sendable {
 
     /// The paths a query reads: those its filter and sort name, and every searched path for a
     /// text search.
-    static func neededPaths(filter: Filter, sort: [SortKey] = []) -> Set<String> {
+    static func neededPaths(filter: Filter, sort: [SortKey] = [], textSearch: TextSearch) -> Set<String> {
         var paths = filter.paths.union(sort.map(\.path))
-        if filter.hasTextSearch { paths.formUnion(TextFolding.searchedPaths.map(\.path)) }
+        if filter.hasTextSearch { paths.formUnion(textSearch.paths) }
         return paths
     }
 
     /// The paths a filter or sort reads that the projection lacks (full-text search needs every
     /// searched path); empty when the projection answers on its own.
     public func missingPaths(filter: Filter, sort: [SortKey] = []) -> [String] {
-        Self.neededPaths(filter: filter, sort: sort).filter { !isProjected($0) }.sorted()
+        Self.neededPaths(filter: filter, sort: sort, textSearch: textSearch).filter { !isProjected($0) }.sorted()
     }
 
     /// The values at a path for a document, as `Filter.matches(resolve:)` wants them: a value
@@ -285,7 +288,7 @@ public final class QueryIndex: @unchecked Sendable {
         if let textIndex = lock.withLock({ textIndex }) { return textIndex }
         let columns = self.columns
         let index = TextIndex(count: ids.count) { ordinal in
-            TextFolding.searchedPaths.map { (self.resolve($0.path, ordinal, in: columns), $0.weight) }
+            self.textSearch.fields.map { (self.resolve($0.path, ordinal, in: columns), $0.weight) }
         }
         lock.withLock { textIndex = index }
         return index
@@ -340,7 +343,7 @@ public final class QueryIndex: @unchecked Sendable {
     /// A document's relevance for terms (the summed field weights of their occurrences), or nil
     /// when a term is missing: computed from its text, with a byte-level check first.
     func textScore(_ terms: [String], ordinal: Int, in columns: [String: [JSONValue?]]) -> Double? {
-        let fields = TextFolding.searchedPaths.map { (texts: TextSearch.strings(in: .array(resolve($0.path, ordinal, in: columns))), weight: $0.weight) }
+        let fields = textSearch.fields.map { (texts: TextSearch.strings(in: .array(resolve($0.path, ordinal, in: columns))), weight: $0.weight) }
         for term in terms {
             let bytes = Array(term.utf8)
             let present = fields.contains { field in field.texts.contains { TextFolding.mayContain($0, folded: bytes) } }

@@ -271,7 +271,7 @@ extension DocumentStore {
             try self.refresh(&state, lockHeld: true)
             try self.recoverLocked(&state)
             let previous = state.metadata
-            state.metadata.projection = projection
+            state.metadata.projection = projection.withLongPaths(self.schema.longPaths)
             do throws(StoreError) {
                 try self.rebuildEntries(&state, persist: true)
                 try self.writeDurably(state.metadata.encoded(), to: FileNames.metadata)

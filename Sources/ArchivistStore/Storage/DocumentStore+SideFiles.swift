@@ -2,7 +2,7 @@
 /// the API request counter). They are not documents and are not indexed; they are written whole,
 /// atomically and durably, under the writers' lock, so concurrent processes never lose an update.
 extension DocumentStore {
-    /// The contents of the side file `name` (one of the names in `FileNames`), or nil when it
+    /// The contents of the side file `name` (one of the schema's side files), or nil when it
     /// does not exist.
     public func sideFile(named name: String) throws(StoreError) -> [UInt8]? {
         try fileSystem.contents(of: path(name))
@@ -30,7 +30,7 @@ extension DocumentStore {
     /// The side files that are not valid JSON.
     func sideFileProblems() throws(StoreError) -> [StoreProblem] {
         var problems: [StoreProblem] = []
-        for name in FileNames.sideFiles {
+        for name in schema.sideFiles {
             guard let bytes = try fileSystem.contents(of: path(name)) else { continue }
             do {
                 _ = try JSONParser.parse(bytes)

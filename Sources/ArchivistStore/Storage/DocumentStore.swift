@@ -15,18 +15,17 @@ public final class DocumentStore: Sendable {
     public struct Options: Sendable {
         /// How long a writer waits for another process's write lock, in seconds.
         public var lockTimeout: Double
-        /// The projection a new folder starts with.
-        public var projection: Projection
 
-        /// Options with defaults: a 10 s lock wait and the NYT projection.
-        public init(lockTimeout: Double = 10, projection: Projection = .nytDefault) {
+        /// Options with defaults: a 10 s lock wait.
+        public init(lockTimeout: Double = 10) {
             self.lockTimeout = lockTimeout
-            self.projection = projection
         }
     }
 
     /// The data folder, as given.
     public let folder: String
+    /// What the store knows of its documents: projection, long fields, text search, side files.
+    public let schema: StoreSchema
     let fileSystem: any FileSystem
     let options: Options
     let state: Mutex<State>
@@ -62,8 +61,10 @@ public final class DocumentStore: Sendable {
     /// A crash left by an earlier writer is recovered here: temporary files are removed and the
     /// index entries of the interrupted batch are rederived from the documents. An unreadable index
     /// is rebuilt from the documents; a folder of a newer format is refused.
-    public init(folder: String, options: Options = Options(), fileSystem: any FileSystem = POSIXFileSystem()) throws(StoreError) {
+    public init(folder: String, schema: StoreSchema, options: Options = Options(),
+                fileSystem: any FileSystem = POSIXFileSystem()) throws(StoreError) {
         self.folder = folder
+        self.schema = schema
         self.fileSystem = fileSystem
         self.options = options
         if let status = try fileSystem.status(of: folder) {
@@ -73,8 +74,8 @@ public final class DocumentStore: Sendable {
         }
         let metadataPath = folder + "/" + FileNames.metadata
         let existing = try fileSystem.contents(of: metadataPath)
-        let metadata = try existing.map { (bytes) throws(StoreError) in try StoreMetadata.decode(bytes, path: metadataPath) }
-        state = Mutex(State(metadata: metadata ?? StoreMetadata(createdAt: .now(), projection: options.projection)))
+        let metadata = try existing.map { (bytes) throws(StoreError) in try StoreMetadata.decode(bytes, path: metadataPath, schema: schema) }
+        state = Mutex(State(metadata: metadata ?? StoreMetadata(createdAt: .now(), projection: schema.projection)))
         if existing == nil {
             try writeMetadataIfMissing()
         }
@@ -140,7 +141,7 @@ public final class DocumentStore: Sendable {
             // The entry may have been removed by another process between the two calls.
             try refresh()
             if try self.entry(forID: id) == nil { return nil }
-            throw .io(path: path(entry.file), operation: "read", message: "no such file (the index is stale; run 'archivist repair')")
+            throw .staleIndex(path: path(entry.file), id: id)
         }
         return bytes
     }
@@ -275,7 +276,7 @@ public final class DocumentStore: Sendable {
     /// Reads everything again, as at open (another process compacted or rebuilt the index).
     func reopen(_ state: inout State, lockHeld: Bool) throws(StoreError) {
         if let bytes = try fileSystem.contents(of: path(FileNames.metadata)) {
-            state.metadata = try StoreMetadata.decode(bytes, path: path(FileNames.metadata))
+            state.metadata = try StoreMetadata.decode(bytes, path: path(FileNames.metadata), schema: schema)
         }
         try open(&state, lockHeld: lockHeld)
     }

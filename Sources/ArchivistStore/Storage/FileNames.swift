@@ -8,8 +8,7 @@
 /// DIR/archivist.lock          the writers' lock file (holds the writer's pid)
 /// DIR/tmp/                    documents being written, before they are renamed into docs/
 /// DIR/quarantine/             unreadable files moved aside by `repair`
-/// DIR/searches.json           saved searches of the NYT client (`search --save`)
-/// DIR/api-usage.json          NYT API requests per UTC day, and the time of the last one
+/// DIR/<side file>.json        side files of the store's users (the schema names them)
 /// ```
 public enum FileNames {
     /// The metadata file.
@@ -26,12 +25,6 @@ public enum FileNames {
     public static let temporary = "tmp"
     /// The folder unreadable files are moved to.
     public static let quarantine = "quarantine"
-    /// The saved searches (a side file: not a document, not indexed).
-    public static let savedSearches = "searches.json"
-    /// The NYT API request counter (a side file).
-    public static let apiUsage = "api-usage.json"
-    /// Every side file: small JSON files beside the documents, not indexed, not derived.
-    public static let sideFiles = [savedSearches, apiUsage]
     /// The extension of document files.
     public static let documentExtension = ".json"
     /// Encoded names longer than this many bytes are shortened and end in a hash.

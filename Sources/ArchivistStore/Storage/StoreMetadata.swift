@@ -26,34 +26,28 @@ public struct StoreMetadata: Sendable, Equatable {
         ]))
     }
 
-    /// Reads the file's bytes; `path` is for messages.
-    static func decode(_ bytes: [UInt8], path: String) throws(StoreError) -> StoreMetadata {
-        let value: JSONValue
-        do {
-            value = try JSONParser.parse(bytes)
-        } catch {
-            throw .invalidJSON(path: path, error: error)
-        }
-        guard case .number(let formatText)? = value["format"], let format = Int(formatText), format >= 1 else {
-            throw .invalidMetadata(path: path, reason: "missing or invalid \"format\" (a positive integer)")
+    /// Reads the file's bytes; `path` is for messages. A file without a projection has the
+    /// schema's; the schema names the long paths.
+    static func decode(_ bytes: [UInt8], path: String, schema: StoreSchema) throws(StoreError) -> StoreMetadata {
+        let file = try SideFile(bytes, path: path)
+        guard case .number(let formatText)? = file["format"], let format = Int(formatText), format >= 1 else {
+            throw file.invalid("format", "missing or not a positive integer")
         }
         if format > currentFormat {
             throw .newerFormat(path: path, found: format, supported: currentFormat)
         }
-        let createdAt = value["created_at"]?.stringValue.flatMap(Timestamp.init(parsing:)) ?? Timestamp(milliseconds: 0)
-        var projection = Projection.nytDefault
-        if let list = value["projection"] {
-            guard case .array(let items) = list else {
-                throw .invalidMetadata(path: path, reason: "\"projection\" must be an array of field paths")
-            }
+        let createdAt = file["created_at"]?.stringValue.flatMap(Timestamp.init(parsing:)) ?? Timestamp(milliseconds: 0)
+        var projection = schema.projection
+        if let list = file["projection"] {
+            guard case .array(let items) = list else { throw file.invalid("projection", "expected an array of field paths") }
             var paths: [String] = []
-            for item in items {
+            for (index, item) in items.enumerated() {
                 guard case .string(let field) = item, !field.isEmpty else {
-                    throw .invalidMetadata(path: path, reason: "\"projection\" must be an array of field paths")
+                    throw file.invalid("projection[\(index)]", "expected a field path (a non-empty string)")
                 }
                 paths.append(field)
             }
-            projection = Projection(paths: paths)
+            projection = Projection(paths: paths, longPaths: schema.longPaths)
         }
         return StoreMetadata(format: format, createdAt: createdAt, projection: projection)
     }

@@ -42,11 +42,6 @@ public enum TextFolding {
         return tokens
     }
 
-    /// The paths full-text search reads, with their weight in the relevance score.
-    public static let searchedPaths: [(path: String, weight: Double)] = [
-        ("headline.main", 3), ("keywords.value", 2), ("abstract", 1), ("snippet", 1), ("lead_paragraph", 1),
-    ]
-
     /// The fast path of `tokens` for ASCII text.
     static func asciiTokens(_ text: String) -> [String] {
         var tokens: [String] = []
