@@ -62,6 +62,7 @@ public enum FilterParser {
 
     static let keywords: Set<String> = ["and", "or", "not", "in", "exists", "missing"]
 
+    /// The tokens of a filter, each with its column (counted in characters from 1).
     static func tokenize(_ text: String) throws(StoreError) -> [Token] {
         let characters = Array(text)
         var tokens: [Token] = []
@@ -77,70 +78,73 @@ public enum FilterParser {
             case "(": tokens.append(Token(kind: .open, column: column)); i += 1
             case ")": tokens.append(Token(kind: .close, column: column)); i += 1
             case ",": tokens.append(Token(kind: .comma, column: column)); i += 1
-            case "=", "~":
-                tokens.append(Token(kind: .op(String(c)), column: column))
-                i += 1
-                if c == "=", i < characters.count, characters[i] == "=" { i += 1 }
-            case "!", "<", ">":
-                if i + 1 < characters.count, characters[i + 1] == "=" {
-                    tokens.append(Token(kind: .op(String(c) + "="), column: column))
-                    i += 2
-                } else if c == "<", i + 1 < characters.count, characters[i + 1] == ">" {
-                    tokens.append(Token(kind: .op("!="), column: column))
-                    i += 2
-                } else if c == "!" {
-                    throw .invalidFilter("column \(column): expected '!=' ('!' alone is not an operator)")
-                } else {
-                    tokens.append(Token(kind: .op(String(c)), column: column))
-                    i += 1
-                }
+            case "=", "~", "!", "<", ">":
+                tokens.append(Token(kind: .op(try scanOperator(characters, at: &i)), column: column))
             case "\"", "'":
-                var value = ""
-                var j = i + 1
-                var closed = false
-                while j < characters.count {
-                    let d = characters[j]
-                    if d == "\\", j + 1 < characters.count {
-                        let e = characters[j + 1]
-                        switch e {
-                        case "n": value.append("\n")
-                        case "t": value.append("\t")
-                        default: value.append(e)
-                        }
-                        j += 2
-                        continue
-                    }
-                    if d == c {
-                        // A doubled quote stands for itself, as in SQL.
-                        if j + 1 < characters.count, characters[j + 1] == c {
-                            value.append(c)
-                            j += 2
-                            continue
-                        }
-                        closed = true
-                        j += 1
-                        break
-                    }
-                    value.append(d)
-                    j += 1
-                }
-                guard closed else { throw .invalidFilter("column \(column): expected a closing \(c) for the string that starts here") }
-                tokens.append(Token(kind: .quoted(value), column: column))
-                i = j
+                tokens.append(Token(kind: .quoted(try scanQuoted(characters, at: &i)), column: column))
             default:
-                var j = i
-                var word = ""
-                while j < characters.count {
-                    let d = characters[j]
-                    if d.isWhitespace || "()=!<>~,\"'".contains(d) { break }
-                    word.append(d)
-                    j += 1
-                }
-                tokens.append(Token(kind: .word(word), column: column))
-                i = j
+                tokens.append(Token(kind: .word(scanWord(characters, at: &i)), column: column))
             }
         }
         return tokens
+    }
+
+    /// An operator starting at `i` (`=`, `==`, `~`, `!=`, `<>`, `<`, `<=`, `>`, `>=`), as its
+    /// canonical spelling; `i` moves past it.
+    private static func scanOperator(_ characters: [Character], at i: inout Int) throws(StoreError) -> String {
+        let c = characters[i]
+        let next = i + 1 < characters.count ? characters[i + 1] : nil
+        switch (c, next) {
+        case ("=", "="): i += 2; return "="
+        case ("=", _), ("~", _): i += 1; return String(c)
+        case (_, "="): i += 2; return String(c) + "="
+        case ("<", ">"): i += 2; return "!="
+        case ("!", _): throw .invalidFilter("column \(i + 1): expected '!=' ('!' alone is not an operator)")
+        default: i += 1; return String(c)
+        }
+    }
+
+    /// A string in the quotes that start at `i`, with `\n`, `\t` and `\x` escapes and a doubled
+    /// quote standing for itself (as in SQL); `i` moves past the closing quote.
+    private static func scanQuoted(_ characters: [Character], at i: inout Int) throws(StoreError) -> String {
+        let quote = characters[i]
+        let column = i + 1
+        var value = ""
+        var j = i + 1
+        while j < characters.count {
+            let d = characters[j]
+            if d == "\\", j + 1 < characters.count {
+                switch characters[j + 1] {
+                case "n": value.append("\n")
+                case "t": value.append("\t")
+                case let escaped: value.append(escaped)
+                }
+                j += 2
+            } else if d == quote, j + 1 < characters.count, characters[j + 1] == quote {
+                value.append(quote)
+                j += 2
+            } else if d == quote {
+                i = j + 1
+                return value
+            } else {
+                value.append(d)
+                j += 1
+            }
+        }
+        throw .invalidFilter("column \(column): expected a closing \(quote) for the string that starts here")
+    }
+
+    /// A bare word starting at `i`: everything up to white space, a parenthesis, an operator, a
+    /// comma or a quote; `i` moves past it.
+    private static func scanWord(_ characters: [Character], at i: inout Int) -> String {
+        var word = ""
+        while i < characters.count {
+            let d = characters[i]
+            if d.isWhitespace || "()=!<>~,\"'".contains(d) { break }
+            word.append(d)
+            i += 1
+        }
+        return word
     }
 
     struct Parser {

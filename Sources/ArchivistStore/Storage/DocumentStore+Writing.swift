@@ -141,131 +141,158 @@ extension DocumentStore {
         return slots.values
     }
 
-    struct Pending {
-        /// The new entry, or nil for a removal.
-        var entry: IndexEntry?
-        var bytes: [UInt8]?
-        var temporary: String?
-    }
+    /// A batch staged under the lock: for each ID it touches, in the order first touched, its new
+    /// entry (nil for a removal) and bytes, written to a temporary file; and each operation's outcome.
+    struct StagedBatch {
+        struct Pending {
+            /// The new entry, or nil for a removal.
+            var entry: IndexEntry?
+            var bytes: [UInt8]?
+            var temporary: String?
+        }
 
-    func commitLocked(_ operations: [Operation], _ encoded: [Encoded?], _ state: inout State) throws(StoreError) -> [Result<UpsertOutcome, StoreError>] {
-        let now = Timestamp.now()
-        var outcomes: [Result<UpsertOutcome, StoreError>] = []
-        outcomes.reserveCapacity(operations.count)
         var pending: [DocumentID: Pending] = [:]
         var order: [DocumentID] = []
-        let temporaryFolder = path(FileNames.temporary)
+        var outcomes: [Result<UpsertOutcome, StoreError>] = []
         var temporaryFolderReady = false
-        let pid = ProcessInfo.processInfo.processIdentifier
 
-        func current(_ key: DocumentID) -> IndexEntry? {
+        /// The entry an ID has once the operations staged so far apply.
+        func current(_ key: DocumentID, in entries: [DocumentID: IndexEntry]) -> IndexEntry? {
             if let planned = pending[key] { return planned.entry }
-            return state.entries[key]
+            return entries[key]
         }
-        func discardTemporaries() {
+
+        /// The IDs whose entry the batch changes (a removal of an ID that had none changes nothing).
+        func changes(against entries: [DocumentID: IndexEntry]) -> [DocumentID] {
+            order.filter { key in
+                guard let planned = pending[key] else { return false }
+                return planned.entry != nil || entries[key] != nil
+            }
+        }
+
+        func discardTemporaries(on fileSystem: any FileSystem) {
             for planned in pending.values {
                 if let temporary = planned.temporary { _ = try? fileSystem.removeFile(temporary) }
             }
         }
+    }
 
-        do throws(StoreError) {
-            for (operation, encoding) in zip(operations, encoded) {
-                switch operation {
-                case .put(let id, _):
-                    let key = DocumentID(id)
-                    let bytes = encoding!.bytes
-                    let hash = encoding!.hash
-                    let existing = current(key)
-                    if let existing, existing.hash == hash, existing.size == bytes.count {
-                        var stored = pending[key]?.bytes
-                        if stored == nil { stored = try fileSystem.contents(of: path(existing.file)) }
-                        if stored == bytes {
-                            outcomes.append(.success(.unchanged))
-                            continue
-                        }
-                    }
-                    let entry = IndexEntry(id: id, hash: hash, size: bytes.count, storedAt: existing?.storedAt ?? now,
-                                           updatedAt: now, fields: .inline(encoding!.fieldsJSON))
-                    if !temporaryFolderReady {
-                        try fileSystem.createFolder(temporaryFolder)
-                        temporaryFolderReady = true
-                    }
-                    let temporary: String
-                    if let reused = pending[key]?.temporary {
-                        temporary = reused
-                    } else {
-                        state.temporaryCounter += 1
-                        temporary = "\(temporaryFolder)/\(pid)-\(state.temporaryCounter).json"
-                    }
-                    try fileSystem.write(bytes, to: temporary)
-                    if pending[key] == nil { order.append(key) }
-                    pending[key] = Pending(entry: entry, bytes: bytes, temporary: temporary)
-                    outcomes.append(.success(existing == nil ? .added : .updated))
-                case .remove(let id):
-                    let key = DocumentID(id)
-                    guard current(key) != nil else {
-                        outcomes.append(.success(.unchanged))
-                        continue
-                    }
-                    if let temporary = pending[key]?.temporary { try fileSystem.removeFile(temporary) }
-                    if pending[key] == nil { order.append(key) }
-                    pending[key] = Pending(entry: nil, bytes: nil, temporary: nil)
-                    outcomes.append(.success(.updated))
-                }
-            }
-        } catch {
-            discardTemporaries()
-            throw error
-        }
+    /// Commits a batch with the lock held: stage it (temporary files), write the journal and sync,
+    /// install it (renames, index lines, sync), then drop the journal.
+    func commitLocked(_ operations: [Operation], _ encoded: [Encoded?], _ state: inout State) throws(StoreError) -> [Result<UpsertOutcome, StoreError>] {
+        let now = Timestamp.now()
+        var batch = try stage(operations, encoded, now: now, &state)
         // A batch that changes nothing writes nothing.
-        let changes = order.filter { key in
-            guard let planned = pending[key] else { return false }
-            return planned.entry != nil || state.entries[key] != nil
-        }
+        let changes = batch.changes(against: state.entries)
         if changes.isEmpty {
-            discardTemporaries()
-            return outcomes
+            batch.discardTemporaries(on: fileSystem)
+            return batch.outcomes
         }
-
         // 1. The journal names every ID the batch touches; with the temporary files it is made
         //    durable before any document is replaced.
         try journal.write(changes)
         try fileSystem.synchronizeAll(containing: folder)
-
         do throws(StoreError) {
-            // 2. Rename each document into place (or unlink it), then append the index lines.
-            var lines = IndexFile.Batch()
-            for key in changes {
-                let planned = pending[key]!
-                let relative = FileNames.documentPath(for: key.rawValue)
-                if let entry = planned.entry {
-                    let bucket = FileNames.bucket(for: key.rawValue)
-                    if !state.knownBuckets.contains(bucket) {
-                        try fileSystem.createFolder(path(FileNames.documents + "/" + bucket))
-                        state.knownBuckets.insert(bucket)
-                    }
-                    try fileSystem.rename(planned.temporary!, to: path(relative))
-                    lines.append(entry, fields: try fieldsBytes(of: entry))
-                } else {
-                    try fileSystem.removeFile(path(relative))
-                    lines.appendRemoval(of: key.rawValue, at: now)
-                }
-            }
-            for (key, reference) in try appendToIndex(lines, &state) {
-                pending[key]!.entry!.fields = reference
-            }
-            // 3. One sync makes the renames and the index durable; only then is the batch done.
-            try fileSystem.synchronizeAll(containing: folder)
+            try install(changes, &batch, now: now, &state)
         } catch {
             // Leave the folder consistent before reporting: rederive the touched entries.
             try? recoverLocked(&state)
             throw error
         }
         for key in changes {
-            state.entries[key] = pending[key]!.entry
+            state.entries[key] = batch.pending[key]!.entry
         }
         try journal.remove()
-        return outcomes
+        return batch.outcomes
+    }
+
+    /// Decides each operation's outcome and writes each changed document to a temporary file.
+    /// On failure the temporary files written so far are removed.
+    private func stage(_ operations: [Operation], _ encoded: [Encoded?], now: Timestamp,
+                       _ state: inout State) throws(StoreError) -> StagedBatch {
+        var batch = StagedBatch()
+        batch.outcomes.reserveCapacity(operations.count)
+        do throws(StoreError) {
+            for (operation, encoding) in zip(operations, encoded) {
+                switch operation {
+                case .put(let id, _):
+                    batch.outcomes.append(.success(try stagePut(id: id, encoding!, now: now, &batch, &state)))
+                case .remove(let id):
+                    let key = DocumentID(id)
+                    guard batch.current(key, in: state.entries) != nil else {
+                        batch.outcomes.append(.success(.unchanged))
+                        continue
+                    }
+                    if let temporary = batch.pending[key]?.temporary { try fileSystem.removeFile(temporary) }
+                    if batch.pending[key] == nil { batch.order.append(key) }
+                    batch.pending[key] = StagedBatch.Pending(entry: nil, bytes: nil, temporary: nil)
+                    batch.outcomes.append(.success(.updated))
+                }
+            }
+        } catch {
+            batch.discardTemporaries(on: fileSystem)
+            throw error
+        }
+        return batch
+    }
+
+    /// Stages one put: unchanged when the same bytes are stored (or staged) already, else the
+    /// bytes go to a temporary file (the one this batch already has for the ID, if any).
+    private func stagePut(id: String, _ encoding: Encoded, now: Timestamp, _ batch: inout StagedBatch,
+                          _ state: inout State) throws(StoreError) -> UpsertOutcome {
+        let key = DocumentID(id)
+        let bytes = encoding.bytes
+        let existing = batch.current(key, in: state.entries)
+        if let existing, existing.hash == encoding.hash, existing.size == bytes.count {
+            var stored = batch.pending[key]?.bytes
+            if stored == nil { stored = try fileSystem.contents(of: path(existing.file)) }
+            if stored == bytes { return .unchanged }
+        }
+        let entry = IndexEntry(id: id, hash: encoding.hash, size: bytes.count, storedAt: existing?.storedAt ?? now,
+                               updatedAt: now, fields: .inline(encoding.fieldsJSON))
+        let temporaryFolder = path(FileNames.temporary)
+        if !batch.temporaryFolderReady {
+            try fileSystem.createFolder(temporaryFolder)
+            batch.temporaryFolderReady = true
+        }
+        let temporary: String
+        if let reused = batch.pending[key]?.temporary {
+            temporary = reused
+        } else {
+            state.temporaryCounter += 1
+            temporary = "\(temporaryFolder)/\(ProcessInfo.processInfo.processIdentifier)-\(state.temporaryCounter).json"
+        }
+        try fileSystem.write(bytes, to: temporary)
+        if batch.pending[key] == nil { batch.order.append(key) }
+        batch.pending[key] = StagedBatch.Pending(entry: entry, bytes: bytes, temporary: temporary)
+        return existing == nil ? .added : .updated
+    }
+
+    /// Renames each changed document into place (or unlinks it), appends the index lines, and
+    /// makes both durable with one sync; only then is the batch done.
+    private func install(_ changes: [DocumentID], _ batch: inout StagedBatch, now: Timestamp,
+                         _ state: inout State) throws(StoreError) {
+        var lines = IndexFile.Batch()
+        for key in changes {
+            let planned = batch.pending[key]!
+            let relative = FileNames.documentPath(for: key.rawValue)
+            if let entry = planned.entry {
+                let bucket = FileNames.bucket(for: key.rawValue)
+                if !state.knownBuckets.contains(bucket) {
+                    try fileSystem.createFolder(path(FileNames.documents + "/" + bucket))
+                    state.knownBuckets.insert(bucket)
+                }
+                try fileSystem.rename(planned.temporary!, to: path(relative))
+                lines.append(entry, fields: try fieldsBytes(of: entry))
+            } else {
+                try fileSystem.removeFile(path(relative))
+                lines.appendRemoval(of: key.rawValue, at: now)
+            }
+        }
+        for (key, reference) in try appendToIndex(lines, &state) {
+            batch.pending[key]!.entry!.fields = reference
+        }
+        try fileSystem.synchronizeAll(containing: folder)
     }
 
     /// Appends complete lines to the index, records them as consumed, and returns where in the
