@@ -11,7 +11,7 @@ struct JSONKeyPath: Sendable, Hashable, ExpressibleByStringLiteral, CustomString
 
     /// A key path from its dotted text (`headline.main`).
     init(_ text: String) {
-        keys = text.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        keys = FieldPath.components(text)
     }
 
     /// A key path from its dotted text (`headline.main`).

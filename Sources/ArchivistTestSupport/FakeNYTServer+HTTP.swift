@@ -244,18 +244,10 @@ extension FakeNYTServer {
         let bytes = Array(text.utf8)
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count)
-        func hexValue(_ byte: UInt8) -> UInt8? {
-            switch byte {
-            case 48...57: return byte - 48
-            case 65...70: return byte - 55
-            case 97...102: return byte - 87
-            default: return nil
-            }
-        }
         var i = 0
         while i < bytes.count {
             let byte = bytes[i]
-            if byte == UInt8(ascii: "%"), i + 2 < bytes.count, let high = hexValue(bytes[i + 1]), let low = hexValue(bytes[i + 2]) {
+            if byte == UInt8(ascii: "%"), i + 2 < bytes.count, let high = Hex.digit(bytes[i + 1]), let low = Hex.digit(bytes[i + 2]) {
                 out.append(high << 4 | low)
                 i += 3
             } else {

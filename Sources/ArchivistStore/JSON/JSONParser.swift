@@ -228,39 +228,49 @@ public enum JSONParser {
                 }
                 index += 1
                 guard index < bytes.count else { break }
-                let escape = bytes[index]
-                index += 1
-                switch escape {
-                case UInt8(ascii: "\""): scratch.append(0x22)
-                case UInt8(ascii: "\\"): scratch.append(0x5C)
-                case UInt8(ascii: "/"): scratch.append(0x2F)
-                case UInt8(ascii: "b"): scratch.append(0x08)
-                case UInt8(ascii: "f"): scratch.append(0x0C)
-                case UInt8(ascii: "n"): scratch.append(0x0A)
-                case UInt8(ascii: "r"): scratch.append(0x0D)
-                case UInt8(ascii: "t"): scratch.append(0x09)
-                case UInt8(ascii: "u"):
-                    var scalar = try parseHex4()
-                    if (0xD800...0xDBFF).contains(scalar) {
-                        // A high surrogate must be followed by an escaped low surrogate.
-                        if bytes.count - index >= 6, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u") {
-                            index += 2
-                            let low = try parseHex4()
-                            guard (0xDC00...0xDFFF).contains(low) else { throw fail("invalid surrogate pair", at: index - 6) }
-                            scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
-                        } else {
-                            throw fail("unpaired surrogate in string", at: index - 6)
-                        }
-                    } else if (0xDC00...0xDFFF).contains(scalar) {
-                        throw fail("unpaired surrogate in string", at: index - 6)
-                    }
-                    guard let unicode = Unicode.Scalar(scalar) else { throw fail("invalid escape", at: index - 6) }
-                    scratch.append(contentsOf: Array(String(Character(unicode)).utf8))
-                default:
-                    throw fail("invalid escape '\\\(Character(Unicode.Scalar(escape)))'", at: index - 2)
-                }
+                try appendEscape(to: &scratch)
             }
             throw fail("unterminated string", at: quote)
+        }
+
+        /// Decodes the escape after a backslash (at `index`) and appends its UTF-8 to `scratch`.
+        private mutating func appendEscape(to scratch: inout [UInt8]) throws(JSONSyntaxError) {
+            let escape = bytes[index]
+            index += 1
+            switch escape {
+            case UInt8(ascii: "\""): scratch.append(0x22)
+            case UInt8(ascii: "\\"): scratch.append(0x5C)
+            case UInt8(ascii: "/"): scratch.append(0x2F)
+            case UInt8(ascii: "b"): scratch.append(0x08)
+            case UInt8(ascii: "f"): scratch.append(0x0C)
+            case UInt8(ascii: "n"): scratch.append(0x0A)
+            case UInt8(ascii: "r"): scratch.append(0x0D)
+            case UInt8(ascii: "t"): scratch.append(0x09)
+            case UInt8(ascii: "u"):
+                let unicode = try parseUnicodeEscape()
+                scratch.append(contentsOf: Array(String(Character(unicode)).utf8))
+            default:
+                throw fail("invalid escape '\\\(Character(Unicode.Scalar(escape)))'", at: index - 2)
+            }
+        }
+
+        /// The scalar of a `\uXXXX` escape (its `\u` read), joining a surrogate pair.
+        private mutating func parseUnicodeEscape() throws(JSONSyntaxError) -> Unicode.Scalar {
+            var scalar = try parseHex4()
+            if (0xD800...0xDBFF).contains(scalar) {
+                // A high surrogate must be followed by an escaped low surrogate.
+                guard bytes.count - index >= 6, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u") else {
+                    throw fail("unpaired surrogate in string", at: index - 6)
+                }
+                index += 2
+                let low = try parseHex4()
+                guard (0xDC00...0xDFFF).contains(low) else { throw fail("invalid surrogate pair", at: index - 6) }
+                scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+            } else if (0xDC00...0xDFFF).contains(scalar) {
+                throw fail("unpaired surrogate in string", at: index - 6)
+            }
+            guard let unicode = Unicode.Scalar(scalar) else { throw fail("invalid escape", at: index - 6) }
+            return unicode
         }
 
         /// Checks the syntax of one value and moves past it without building it.
@@ -407,15 +417,8 @@ public enum JSONParser {
             guard bytes.count - index >= 4 else { throw fail("unexpected end of input") }
             var value: UInt32 = 0
             for _ in 0..<4 {
-                let byte = bytes[index]
-                let digit: UInt32
-                switch byte {
-                case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt32(byte - UInt8(ascii: "0"))
-                case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = UInt32(byte - UInt8(ascii: "a") + 10)
-                case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = UInt32(byte - UInt8(ascii: "A") + 10)
-                default: throw fail("invalid hex digit in \\u escape")
-                }
-                value = value << 4 | digit
+                guard let digit = Hex.digit(bytes[index]) else { throw fail("invalid hex digit in \\u escape") }
+                value = value << 4 | UInt32(digit)
                 index += 1
             }
             return value

@@ -1,11 +1,12 @@
 import Foundation
+import Synchronization
 
 /// The projection of every live document decoded into columns, with indexes built on first use:
 /// a hash index per field for equality, a sorted index per field for ranges and sorting, and an
 /// inverted index for full-text search. Answers queries without reading document files.
 ///
 /// A snapshot: the store builds a new one when its index changes.
-public final class QueryIndex: @unchecked Sendable {
+public final class QueryIndex: Sendable {
     /// The projected paths.
     public let projection: Projection
     /// The fields full-text search reads.
@@ -14,18 +15,22 @@ public final class QueryIndex: @unchecked Sendable {
     public let ids: [String]
     /// The index entries, by ordinal.
     public let entries: [IndexEntry]
-    private let lock = NSLock()
-    private var ordinalsByID: [DocumentID: Int32]?
-    /// The columns loaded so far (a path's values by ordinal); the store loads the ones a query
-    /// needs before running it.
-    private var loadedColumns: [String: [JSONValue?]] = [:]
-    private var equalityIndexes: [String: [DocumentID: [Int32]]] = [:]
-    private var sortedIndexes: [String: SortedIndex] = [:]
-    private var textIndex: TextIndex?
-    private var textSearches = 0
-    /// How many queries have used each path: its hash and sorted indexes are built from the
-    /// second (a one-shot command is faster scanning than building an index it uses once).
-    private var pathUses: [String: Int] = [:]
+    /// What is built on first use, shared by the threads that query the index.
+    private struct Built: Sendable {
+        var ordinalsByID: [DocumentID: Int32]?
+        /// The columns loaded so far (a path's values by ordinal); the store loads the ones a
+        /// query needs before running it.
+        var loadedColumns: [String: [JSONValue?]] = [:]
+        var equalityIndexes: [String: [DocumentID: [Int32]]] = [:]
+        var sortedIndexes: [String: SortedIndex] = [:]
+        var textIndex: TextIndex?
+        var textSearches = 0
+        /// How many queries have used each path: its hash and sorted indexes are built from the
+        /// second (a one-shot command is faster scanning than building an index it uses once).
+        var pathUses: [String: Int] = [:]
+    }
+
+    private let built = Mutex(Built())
 
     /// An index of these entries (sorted by ID) with no columns loaded yet.
     public init(projection: Projection, textSearch: TextSearch, entries: [IndexEntry]) {
@@ -36,15 +41,15 @@ public final class QueryIndex: @unchecked Sendable {
     }
 
     /// The paths whose columns are loaded.
-    public var loadedPaths: Set<String> { lock.withLock { Set(loadedColumns.keys) } }
+    public var loadedPaths: Set<String> { built.withLock { Set($0.loadedColumns.keys) } }
 
     /// Adds loaded columns.
     func add(_ columns: [String: [JSONValue?]]) {
-        lock.withLock { loadedColumns.merge(columns) { $1 } }
+        built.withLock { $0.loadedColumns.merge(columns) { $1 } }
     }
 
     /// The loaded columns, read once per query.
-    var columns: [String: [JSONValue?]] { lock.withLock { loadedColumns } }
+    var columns: [String: [JSONValue?]] { built.withLock { $0.loadedColumns } }
 
     /// The number of documents.
     public var count: Int { ids.count }
@@ -54,12 +59,12 @@ public final class QueryIndex: @unchecked Sendable {
 
     /// Ordinals by ID, made on first use (a count never needs them).
     var ordinals: [DocumentID: Int32] {
-        lock.withLock {
-            if let ordinalsByID { return ordinalsByID }
+        built.withLock { built in
+            if let ordinalsByID = built.ordinalsByID { return ordinalsByID }
             var ordinals: [DocumentID: Int32] = [:]
             ordinals.reserveCapacity(ids.count)
             for (index, id) in ids.enumerated() { ordinals[DocumentID(id)] = Int32(index) }
-            ordinalsByID = ordinals
+            built.ordinalsByID = ordinals
             return ordinals
         }
     }
@@ -104,13 +109,13 @@ public final class QueryIndex: @unchecked Sendable {
     public func matching(_ filter: Filter) -> [Int32] {
         // The inverted index pays off from the second text search of a process; the first (and
         // a one-shot command's only) one scans the text with a byte-level prefilter instead.
-        let useTextIndex = filter.hasTextSearch && lock.withLock {
-            textSearches += 1
-            return textIndex != nil || textSearches > 1
+        let useTextIndex = filter.hasTextSearch && built.withLock { built in
+            built.textSearches += 1
+            return built.textIndex != nil || built.textSearches > 1
         }
         let text = useTextIndex ? self.text() : nil
         let columns = self.columns
-        lock.withLock { for path in filter.paths { pathUses[path, default: 0] += 1 } }
+        built.withLock { built in for path in filter.paths { built.pathUses[path, default: 0] += 1 } }
         let evaluate = { (ordinal: Int) -> Bool in
             filter.matches(resolve: { self.resolve($0, ordinal, in: columns) },
                            textMatches: { terms in
@@ -177,8 +182,9 @@ public final class QueryIndex: @unchecked Sendable {
 
     /// Whether a path's indexes exist or are worth building (from its second use).
     func hasIndexes(_ path: String) -> Bool {
-        lock.withLock {
-            path == "_id" || equalityIndexes[path] != nil || sortedIndexes[path] != nil || pathUses[path, default: 0] >= 2
+        built.withLock { built in
+            path == "_id" || built.equalityIndexes[path] != nil || built.sortedIndexes[path] != nil
+                || built.pathUses[path, default: 0] >= 2
         }
     }
 
@@ -262,7 +268,7 @@ public final class QueryIndex: @unchecked Sendable {
     }
 
     func equality(_ path: String) -> [DocumentID: [Int32]] {
-        if let index = lock.withLock({ equalityIndexes[path] }) { return index }
+        if let index = built.withLock({ $0.equalityIndexes[path] }) { return index }
         let columns = self.columns
         var index: [DocumentID: [Int32]] = [:]
         for ordinal in 0..<ids.count {
@@ -272,25 +278,25 @@ public final class QueryIndex: @unchecked Sendable {
                 index[key, default: []].append(Int32(ordinal))
             }
         }
-        lock.withLock { equalityIndexes[path] = index }
+        built.withLock { $0.equalityIndexes[path] = index }
         return index
     }
 
     func sorted(_ path: String) -> SortedIndex {
-        if let index = lock.withLock({ sortedIndexes[path] }) { return index }
+        if let index = built.withLock({ $0.sortedIndexes[path] }) { return index }
         let columns = self.columns
         let index = SortedIndex(count: ids.count) { self.resolve(path, $0, in: columns) }
-        lock.withLock { sortedIndexes[path] = index }
+        built.withLock { $0.sortedIndexes[path] = index }
         return index
     }
 
     func text() -> TextIndex {
-        if let textIndex = lock.withLock({ textIndex }) { return textIndex }
+        if let textIndex = built.withLock({ $0.textIndex }) { return textIndex }
         let columns = self.columns
         let index = TextIndex(count: ids.count) { ordinal in
             self.textSearch.fields.map { (self.resolve($0.path, ordinal, in: columns), $0.weight) }
         }
-        lock.withLock { textIndex = index }
+        built.withLock { $0.textIndex = index }
         return index
     }
 
@@ -301,7 +307,7 @@ public final class QueryIndex: @unchecked Sendable {
     public func order(_ matches: [Int32], query: Query) -> [Int32] {
         if query.sort.isEmpty {
             if case let terms = Self.textTerms(query.filter), !terms.isEmpty {
-                let index = lock.withLock { textIndex }
+                let index = built.withLock { $0.textIndex }
                 let columns = self.columns
                 let scores = matches.map { ordinal in
                     index.map { $0.score(terms, ordinal: ordinal) } ?? textScore(terms, ordinal: Int(ordinal), in: columns) ?? 0

@@ -1,15 +1,13 @@
 import Foundation
+import Synchronization
 
 /// Compiled regular expressions, kept per pattern and options.
 enum RegexCache {
-    nonisolated(unsafe) private static var cache: [String: NSRegularExpression] = [:]
-    private static let lock = NSLock()
+    private static let cache = Mutex<[String: NSRegularExpression]>([:])
 
     static func expression(_ pattern: String, options: String) -> NSRegularExpression? {
         let key = options + "/" + pattern
-        lock.lock()
-        defer { lock.unlock() }
-        if let cached = cache[key] { return cached }
+        if let cached = cache.withLock({ $0[key] }) { return cached }
         var flags: NSRegularExpression.Options = []
         if options.contains("i") { flags.insert(.caseInsensitive) }
         if options.contains("m") { flags.insert(.anchorsMatchLines) }
@@ -17,7 +15,7 @@ enum RegexCache {
         if options.contains("x") { flags.insert(.allowCommentsAndWhitespace) }
         // An empty pattern matches everything (NSRegularExpression refuses it on Linux).
         guard let expression = try? NSRegularExpression(pattern: pattern.isEmpty ? "(?:)" : pattern, options: flags) else { return nil }
-        cache[key] = expression
+        cache.withLock { $0[key] = expression }
         return expression
     }
 }

@@ -3,22 +3,22 @@
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Foundation
+import Synchronization
 
 /// A held flock.
-final class POSIXLock: FileLockToken, @unchecked Sendable {
-    private var fd: Int32
-    private let guardLock = NSLock()
+final class POSIXLock: FileLockToken, Sendable {
+    /// The lock file's descriptor; -1 once released.
+    private let fd: Mutex<Int32>
 
-    init(fd: Int32) { self.fd = fd }
+    init(fd: Int32) { self.fd = Mutex(fd) }
 
     func release() {
-        guardLock.lock()
-        defer { guardLock.unlock() }
-        guard fd >= 0 else { return }
-        flock(fd, LOCK_UN)
-        close(fd)
-        fd = -1
+        fd.withLock { fd in
+            guard fd >= 0 else { return }
+            flock(fd, LOCK_UN)
+            close(fd)
+            fd = -1
+        }
     }
 
     deinit { release() }

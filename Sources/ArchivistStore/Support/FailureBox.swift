@@ -1,13 +1,12 @@
-import Foundation
+import Synchronization
 
 /// The first error several threads ran into.
-final class FailureBox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var error: JSONSyntaxError?
+final class FailureBox: Sendable {
+    private let error = Mutex<JSONSyntaxError?>(nil)
 
     func record(_ error: JSONSyntaxError) {
-        lock.withLock { if self.error == nil { self.error = error } }
+        self.error.withLock { if $0 == nil { $0 = error } }
     }
 
-    var first: JSONSyntaxError? { lock.withLock { error } }
+    var first: JSONSyntaxError? { error.withLock { $0 } }
 }

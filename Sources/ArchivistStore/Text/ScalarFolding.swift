@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// How characters outside ASCII take part in words, folded once each and remembered.
 enum ScalarFolding {
@@ -8,11 +9,10 @@ enum ScalarFolding {
         case separator
     }
 
-    nonisolated(unsafe) private static var cache: [UInt32: Kind] = [:]
-    private static let lock = NSLock()
+    private static let cache = Mutex<[UInt32: Kind]>([:])
 
     static func fold(_ scalar: Unicode.Scalar) -> Kind {
-        if let known = lock.withLock({ cache[scalar.value] }) { return known }
+        if let known = cache.withLock({ $0[scalar.value] }) { return known }
         let kind: Kind
         if scalar == "\u{2019}" || scalar == "\u{02BC}" {
             kind = .apostrophe
@@ -24,7 +24,7 @@ enum ScalarFolding {
         } else {
             kind = .separator
         }
-        lock.withLock { cache[scalar.value] = kind }
+        cache.withLock { $0[scalar.value] = kind }
         return kind
     }
 }
