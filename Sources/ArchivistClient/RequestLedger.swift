@@ -31,7 +31,8 @@ public final class MemoryRequestLedger: RequestLedger {
     }
 }
 
-/// The ledger of a data folder: `api-usage.json`, read and replaced under the writers' lock.
+/// The ledger of a data folder: `api-usage.json` (grammar: `docs/FORMAT.md`), read and replaced
+/// under the writers' lock.
 ///
 /// ```json
 /// {"last_request_at": "2026-11-29T22:10:00.123Z", "requests_per_day": {"2026-11-29": 12}}

@@ -34,7 +34,7 @@ public struct SavedSearch: Sendable, Equatable {
     }
 }
 
-/// The saved searches of a data folder, in `searches.json`:
+/// The saved searches of a data folder, in `searches.json` (grammar: `docs/FORMAT.md`):
 ///
 /// ```json
 /// {"searches": {"jury": {"q": "jury", "from": "2020-01-01", "sort": "newest", "saved_at": "...",

@@ -1,4 +1,5 @@
-/// Every name the store gives to things on disk, in one place (as LevelDB's `filename.h`).
+/// Every name the store gives to things on disk, in one place (as LevelDB's `filename.h`); the
+/// format of each file is in `docs/FORMAT.md`.
 ///
 /// ```
 /// DIR/archivist.json          metadata: format version, projected fields

@@ -1,4 +1,5 @@
-/// The contents of `archivist.json`: the format version and the projected fields.
+/// The contents of `archivist.json`: the format version and the projected fields (its grammar:
+/// `docs/FORMAT.md`, "archivist.json").
 public struct StoreMetadata: Sendable, Equatable {
     /// The format version this build writes.
     public static let currentFormat = 1

@@ -1,0 +1,202 @@
+import Foundation
+import Testing
+@testable import ArchivistStore
+
+/// The grammar of `index.jsonl` and `journal.jsonl` lines (docs/FORMAT.md), decoded alone.
+@Suite("index and journal lines")
+struct IndexFileTests {
+    static let stamp = "2026-11-29T19:25:56.123Z"
+
+    static func decode(_ text: String, offset: Int = 0) throws -> IndexFile.Line? {
+        var bytes = Array(text.utf8)
+        return try bytes.withUnsafeMutableBufferPointer { buffer throws(JSONSyntaxError) in
+            try IndexFile.decode(UnsafeBufferPointer(buffer), lineOffset: offset)
+        }
+    }
+
+    static let entry = #"{"id":"a1","file":"docs/3f/a1.json","hash":"00ff00ff00ff00ff","size":12,"stored_at":"\#(stamp)","updated_at":"\#(stamp)","fields":{"section_name":"Sports"}}"#
+
+    @Test("an entry line decodes to its ID, hash, size, times and the span of its fields in the file")
+    func entryLineDecodes() throws {
+        guard case .entry(let entry)? = try Self.decode(Self.entry, offset: 1000) else {
+            Issue.record("not an entry")
+            return
+        }
+        #expect(entry.id == "a1" && entry.hash == 0x00ff_00ff_00ff_00ff && entry.size == 12)
+        #expect(entry.storedAt.description == Self.stamp && entry.updatedAt.description == Self.stamp)
+        let fieldsStart = Array(Self.entry.utf8).count - 1 - #"{"section_name":"Sports"}"#.utf8.count
+        #expect(entry.fields == .indexFile(offset: 1000 + fieldsStart, length: #"{"section_name":"Sports"}"#.utf8.count))
+    }
+
+    @Test("encoding an entry and decoding it gives it back, fields located where they were written")
+    func entryRoundTrips() throws {
+        let original = IndexEntry(id: "nyt://article/ü \"q\"", hash: 42, size: 7, storedAt: Timestamp(milliseconds: 1),
+                                  updatedAt: Timestamp(milliseconds: 2), fields: .inline(Array(#"{"a":[1,{"b":"}"}]}"#.utf8)))
+        var batch = IndexFile.Batch()
+        batch.append(original, fields: Array(#"{"a":[1,{"b":"}"}]}"#.utf8))
+        batch.appendRemoval(of: "gone", at: Timestamp(milliseconds: 3))
+        #expect(batch.count == 2 && batch.bytes.last == 0x0A)
+        let chunk = try IndexFile.decodeLines(batch.bytes, baseOffset: 0, firstLine: 1).get()
+        #expect(chunk.consumed == batch.bytes.count && chunk.lines.count == 2)
+        guard case .entry(let decoded) = chunk.lines[0], case .removal(let removed) = chunk.lines[1] else {
+            Issue.record("unexpected lines \(chunk.lines)")
+            return
+        }
+        #expect(removed == "gone")
+        #expect(decoded.id == original.id && decoded.hash == 42 && decoded.size == 7)
+        guard case .indexFile(let offset, let length) = decoded.fields else {
+            Issue.record("fields not located")
+            return
+        }
+        #expect(Array(batch.bytes[offset..<(offset + length)]) == Array(#"{"a":[1,{"b":"}"}]}"#.utf8))
+        #expect(batch.fieldSpans.first.map { ($0.offset, $0.length) } ?? (0, 0) == (offset, length))
+    }
+
+    @Test("members in any order, unknown members and white space are accepted")
+    func lenientMemberOrder() throws {
+        let line = #" { "size" : 3 , "extra": [1, 2], "hash":"AbC", "id":"x", "updated_at":"\#(Self.stamp)", "stored_at":"\#(Self.stamp)" } "#
+        guard case .entry(let entry)? = try Self.decode(line) else {
+            Issue.record("not an entry")
+            return
+        }
+        #expect(entry.id == "x" && entry.hash == 0xabc && entry.size == 3)
+        #expect(entry.fields == .inline(Array("{}".utf8)))
+    }
+
+    @Test("a line with removed_at is a removal whatever else it holds")
+    func removalLines() throws {
+        guard case .removal(let id)? = try Self.decode(#"{"id":"gone","removed_at":"\#(Self.stamp)"}"#) else {
+            Issue.record("not a removal")
+            return
+        }
+        #expect(id == "gone")
+        guard case .removal? = try Self.decode(#"{"id":"gone","hash":"1","size":1,"removed_at":"x"}"#) else {
+            Issue.record("not a removal")
+            return
+        }
+    }
+
+    static let notIndexLines: [String] = [
+        "[]", "42", "\"text\"", "null", "{}",
+        #"{"id":"","removed_at":"x"}"#,
+        #"{"id":7,"removed_at":"x"}"#,
+        #"{"id":"a","hash":"00ff","size":1,"stored_at":"\#(stamp)"}"#,
+        #"{"id":"a","hash":"xyz","size":1,"stored_at":"\#(stamp)","updated_at":"\#(stamp)"}"#,
+        #"{"id":"a","hash":"12345678901234567","size":1,"stored_at":"\#(stamp)","updated_at":"\#(stamp)"}"#,
+        #"{"id":"a","hash":"1","size":"1","stored_at":"\#(stamp)","updated_at":"\#(stamp)"}"#,
+        #"{"id":"a","hash":"1","size":1,"stored_at":"yesterday","updated_at":"\#(stamp)"}"#,
+        #"{"id":"a","hash":1,"size":1,"stored_at":"\#(stamp)","updated_at":"\#(stamp)"}"#,
+        #"{"id":"a","hash":"1","size":1,"stored_at":"\#(stamp)","updated_at":"\#(stamp)","fields":[1]}"#,
+    ]
+
+    @Test("valid JSON that is not an entry or a removal is not an index line", arguments: notIndexLines)
+    func notAnIndexLine(_ line: String) throws {
+        #expect(try Self.decode(line) == nil)
+    }
+
+    static let invalidJSON: [String] = [
+        "{", #"{"id":"a""#, #"{"id":"a",}"#, "garbage", #"{"id":"a"} trailing"#, "\u{1}",
+    ]
+
+    @Test("invalid JSON throws", arguments: invalidJSON)
+    func invalidJSONThrows(_ line: String) {
+        #expect(throws: JSONSyntaxError.self) { try Self.decode(line) }
+    }
+
+    @Test("the fields object is located, not parsed: a query that reads it finds its syntax error")
+    func fieldsAreCheckedWhenRead() throws {
+        let folder = TemporaryFolder()
+        let store = try DocumentStore(folder: folder.data, schema: StoreSchema(projection: Projection(paths: ["a"])))
+        try store.put(try json(#"{"a":1}"#), id: "x")
+        let indexPath = folder.data + "/" + FileNames.index
+        var text = try String(contentsOfFile: indexPath, encoding: .utf8)
+        text = text.replacingOccurrences(of: #""fields":{"a":1}"#, with: #""fields":{"a":}"#)
+        try text.write(toFile: indexPath, atomically: false, encoding: .utf8)
+        let reopened = try DocumentStore(folder: folder.data, schema: StoreSchema(projection: Projection(paths: ["a"])))
+        #expect(try reopened.count == 1)
+        #expect(throws: StoreError.self) { try reopened.count(matching: ["a": 1]) }
+        do {
+            _ = try reopened.count(matching: ["a": 1])
+        } catch {
+            guard case .unreadableIndex(let path, _) = error else { Issue.record("\(error)"); return }
+            #expect(path == indexPath)
+        }
+    }
+
+    @Test("a chunk's final line without its newline is left for later, and blank lines are skipped")
+    func tornLastLineIsLeft() throws {
+        let text = Self.entry + "\n\n   \n" + #"{"id":"gone","removed_at":"x"}"# + "\n" + #"{"id":"b","hash":"1""#
+        let chunk = try IndexFile.decodeLines(Array(text.utf8), baseOffset: 0, firstLine: 1).get()
+        #expect(chunk.lines.count == 2)
+        #expect(chunk.consumed == text.utf8.count - #"{"id":"b","hash":"1""#.utf8.count)
+    }
+
+    @Test("a garbage line makes the chunk unreadable at its line number, counting blank lines")
+    func garbageLineNamesItsLine() {
+        let text = Self.entry + "\n\n" + "not json\n" + Self.entry + "\n"
+        guard case .failure(.unreadable(let line, let reason)) = IndexFile.decodeLines(Array(text.utf8), baseOffset: 0, firstLine: 10) else {
+            Issue.record("the garbage line was accepted")
+            return
+        }
+        #expect(line == 12)
+        #expect(reason.contains("byte"))
+        guard case .failure(.unreadable(let other, let why)) = IndexFile.decodeLines(Array("{}\n".utf8), baseOffset: 0, firstLine: 1) else {
+            Issue.record("an empty object was accepted")
+            return
+        }
+        #expect(other == 1 && why == "not an index entry")
+    }
+
+    @Test("many lines decode on several threads in order")
+    func manyLinesInOrder() throws {
+        var batch = IndexFile.Batch()
+        for n in 0..<10_000 {
+            batch.append(IndexEntry(id: "id\(n)", hash: UInt64(n), size: n, storedAt: Timestamp(milliseconds: 0),
+                                    updatedAt: Timestamp(milliseconds: 0), fields: .inline([])), fields: Array(#"{"n":\#(n)}"#.utf8))
+        }
+        let chunk = try IndexFile.decodeLines(batch.bytes, baseOffset: 0, firstLine: 1).get()
+        let ids = chunk.lines.map { line -> String in
+            if case .entry(let entry) = line { return entry.id }
+            return "?"
+        }
+        #expect(ids == (0..<10_000).map { "id\($0)" })
+    }
+
+    // MARK: Journal
+
+    @Test("a journal lists the batch's IDs, one JSON line each, and reads them back")
+    func journalRoundTrips() {
+        let ids = ["a", "nyt://article/x", "with \"quote\"", "ünï"].map(DocumentID.init)
+        let bytes = Journal.encode(ids)
+        #expect(String(decoding: bytes, as: UTF8.self).split(separator: "\n").first == #"{"id":"a"}"#)
+        #expect(Journal.decode(bytes) == Set(ids))
+    }
+
+    static let brokenJournals: [(text: String, ids: [String])] = [
+        ("{\"id\":\"a\"}\n{\"id\":\"b", ["a"]),              // torn last line
+        ("{\"id\":\"a\"}\ngarbage\n{\"id\":\"c\"}\n", ["a", "c"]),
+        ("{\"id\":7}\n{\"id\":\"\"}\n[\"a\"]\n", []),
+        ("", []),
+        ("\n\n", []),
+    ]
+
+    @Test("a torn or garbage journal line names nothing; the others still count", arguments: brokenJournals)
+    func brokenJournalLines(_ journal: (text: String, ids: [String])) {
+        #expect(Journal.decode(Array(journal.text.utf8)) == Set(journal.ids.map(DocumentID.init)))
+    }
+
+    @Test("replay hands each ID to the store in byte order and leaves the journal for the caller")
+    func replayOrder() throws {
+        let folder = TemporaryFolder()
+        try FileManager.default.createDirectory(atPath: folder.data, withIntermediateDirectories: true)
+        let journal = Journal(folder: folder.data, fileSystem: POSIXFileSystem())
+        #expect(try journal.replay { _ in Issue.record("no journal, nothing to replay") } == false)
+        try journal.write(["b", "a", "c"].map(DocumentID.init))
+        var seen: [String] = []
+        #expect(try journal.replay { seen.append($0.rawValue) } == true)
+        #expect(seen == ["a", "b", "c"])
+        #expect(try journal.exists)
+        try journal.remove()
+        #expect(try !journal.exists)
+    }
+}
