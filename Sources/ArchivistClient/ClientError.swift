@@ -72,11 +72,11 @@ public indirect enum ClientError: Error, LocalizedError, Sendable, Equatable {
         }
     }
 
-    /// The same error with every occurrence of `secret` in its text replaced by `REDACTED` (a
+    /// The same error with every occurrence of `secret` in its text redacted (`KeyRedaction`: a
     /// server may echo the key in a body that ends up quoted in a message).
     public func redacting(_ secret: String) -> ClientError {
         guard !secret.isEmpty else { return self }
-        func clean(_ text: String) -> String { text.replacingOccurrences(of: secret, with: "REDACTED") }
+        let clean = KeyRedaction(key: secret)
         switch self {
         case .missingAPIKey, .cancelled, .storage: return self
         case .invalidRequest(let parameter, let reason): return .invalidRequest(parameter: clean(parameter), reason: clean(reason))

@@ -16,7 +16,7 @@ public final class NYTClient: Sendable {
     public struct Configuration: Sendable {
         /// The default base URL.
         public static let defaultBaseURL = "https://api.nytimes.com"
-        /// The base URL (`--api-base`, `NYT_API_BASE`).
+        /// The base URL of the API (`https://api.nytimes.com`, or a test server).
         public var baseURL: String
         /// The API key (`NYT_API_KEY`). Never printed.
         public var apiKey: String
@@ -76,7 +76,7 @@ public final class NYTClient: Sendable {
     public func validate(_ request: SearchRequest) throws(ClientError) {
         try request.validate()
         guard request.url(base: configuration.baseURL, apiKey: nil) != nil else {
-            throw .invalidRequest(parameter: "--api-base", reason: "'\(configuration.baseURL)' is not an http(s) URL")
+            throw .invalidRequest(parameter: "base URL", reason: "'\(configuration.baseURL)' is not an http(s) URL")
         }
     }
 
@@ -84,7 +84,7 @@ public final class NYTClient: Sendable {
     public func fetch(_ request: SearchRequest, onEvent: @Sendable (Event) -> Void = { _ in }) async throws(ClientError) -> SearchResponse {
         try request.validate()
         guard let url = request.url(base: configuration.baseURL, apiKey: configuration.apiKey) else {
-            throw .invalidRequest(parameter: "--api-base", reason: "'\(configuration.baseURL)' is not an http(s) URL")
+            throw .invalidRequest(parameter: "base URL", reason: "'\(configuration.baseURL)' is not an http(s) URL")
         }
         let shownURL = request.redactedURL(base: configuration.baseURL)
         var attempt = 0
@@ -181,9 +181,7 @@ public final class NYTClient: Sendable {
 
     /// The key must never leak, even when a server echoes it.
     private func redacting(_ text: String) -> String {
-        let key = configuration.apiKey
-        guard !key.isEmpty else { return text }
-        return text.replacingOccurrences(of: key, with: "REDACTED")
+        KeyRedaction(key: configuration.apiKey)(text)
     }
 
     /// What an error body says: the fault string of `{"fault":{"faultstring":...}}`, the errors of

@@ -66,7 +66,7 @@ public struct SearchRequest: Sendable, Equatable {
         if let to { items.append(URLQueryItem(name: "end_date", value: to.compact)) }
         if let sort { items.append(URLQueryItem(name: "sort", value: sort.rawValue)) }
         items.append(URLQueryItem(name: "page", value: String(page)))
-        items.append(URLQueryItem(name: "api-key", value: apiKey ?? "REDACTED"))
+        items.append(URLQueryItem(name: "api-key", value: apiKey ?? KeyRedaction.placeholder))
         return items
     }
 

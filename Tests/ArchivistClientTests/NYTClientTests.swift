@@ -534,7 +534,7 @@ func statusStep(_ status: Int, _ body: String = "{\"fault\":{\"faultstring\":\"n
         let configuration = NYTClient.Configuration(baseURL: "ftp://api.example.test", apiKey: NYTClientTests.key, pace: 0)
         let badBase = NYTClient(configuration: configuration, transport: transport, ledger: MemoryRequestLedger())
         #expect(await NYTClientTests.failure(of: badBase)
-                == .invalidRequest(parameter: "--api-base", reason: "'ftp://api.example.test' is not an http(s) URL"))
+                == .invalidRequest(parameter: "base URL", reason: "'ftp://api.example.test' is not an http(s) URL"))
         #expect(transport.calls == 0)
     }
 
