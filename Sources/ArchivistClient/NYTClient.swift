@@ -20,7 +20,7 @@ public final class NYTClient: Sendable {
         public var baseURL: String
         /// The API key (`NYT_API_KEY`). Never printed.
         public var apiKey: String
-        /// Least seconds between two requests (`--pace`, `ARCHIVIST_PACE`); NYT allows 5 a minute.
+        /// Least seconds between two requests; NYT allows 5 a minute.
         public var pace: Double
         /// The first retry's backoff in seconds; each retry doubles it, with jitter.
         public var backoff: Double
