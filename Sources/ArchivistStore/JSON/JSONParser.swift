@@ -91,17 +91,22 @@ public enum JSONParser {
             index += count
         }
 
-        mutating func parseObject() throws(JSONSyntaxError) -> JSONValue {
+        /// Enters the object or array whose opening bracket is at `index`, one level deeper (refused
+        /// past `maximumDepth`); true, with the level left again, when it closes at once.
+        mutating func enterContainer(closing: UInt8) throws(JSONSyntaxError) -> Bool {
             depth += 1
             if depth > JSONParser.maximumDepth { throw fail("nested deeper than \(JSONParser.maximumDepth) levels") }
             index += 1
-            var members: [JSONMember] = []
             skipWhitespace()
-            if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
-                index += 1
-                depth -= 1
-                return .object([])
-            }
+            guard index < bytes.count, bytes[index] == closing else { return false }
+            index += 1
+            depth -= 1
+            return true
+        }
+
+        mutating func parseObject() throws(JSONSyntaxError) -> JSONValue {
+            if try enterContainer(closing: UInt8(ascii: "}")) { return .object([]) }
+            var members: [JSONMember] = []
             while true {
                 skipWhitespace()
                 guard index < bytes.count else { throw fail("unexpected end of input") }
@@ -131,16 +136,8 @@ public enum JSONParser {
         }
 
         mutating func parseArray() throws(JSONSyntaxError) -> JSONValue {
-            depth += 1
-            if depth > JSONParser.maximumDepth { throw fail("nested deeper than \(JSONParser.maximumDepth) levels") }
-            index += 1
+            if try enterContainer(closing: UInt8(ascii: "]")) { return .array([]) }
             var elements: [JSONValue] = []
-            skipWhitespace()
-            if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
-                index += 1
-                depth -= 1
-                return .array([])
-            }
             while true {
                 skipWhitespace()
                 elements.append(try parseValue())
@@ -280,15 +277,7 @@ public enum JSONParser {
             case UInt8(ascii: "{"), UInt8(ascii: "["):
                 let isObject = bytes[index] == UInt8(ascii: "{")
                 let close = isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")
-                depth += 1
-                if depth > JSONParser.maximumDepth { throw fail("nested deeper than \(JSONParser.maximumDepth) levels") }
-                index += 1
-                skipWhitespace()
-                if index < bytes.count, bytes[index] == close {
-                    index += 1
-                    depth -= 1
-                    return
-                }
+                if try enterContainer(closing: close) { return }
                 while true {
                     skipWhitespace()
                     if isObject {
