@@ -40,7 +40,7 @@ fileprivate func storeAll(_ documents: [JSONValue], in store: DocumentStore) thr
 }
 
 /// A store of generated NYT documents plus hand-made awkward ones, and the documents as stored.
-fileprivate final class QueryFixture {
+final class QueryFixture {
     let folder = TemporaryFolder()
     let store: DocumentStore
     /// Every stored document, sorted by ID bytes.

@@ -14,12 +14,8 @@ struct SortedIndex {
         sortable.reserveCapacity(count)
         var nested = false
         for ordinal in 0..<count {
-            // The same keys `ValueOrder.sortKey` chooses from: the elements of a single array
-            // value, else each value found (an empty array is a key of its own).
-            let found = values(ordinal)
-            var keys = found
-            if found.count == 1, case .array(let elements) = found[0], !elements.isEmpty { keys = elements }
-            if !nested, keys.contains(where: { $0.isArray }) { nested = true }
+            let (keys, hasNested) = Self.keys(of: values(ordinal))
+            nested = nested || hasNested
             if keys.isEmpty { sortable.append(SortableKey(nil, ordinal: Int32(ordinal))) }
             for key in keys { sortable.append(SortableKey(key, ordinal: Int32(ordinal))) }
         }
@@ -27,6 +23,15 @@ struct SortedIndex {
         keys = sortable
         ordinals = sortable.map(\.ordinal)
         hasNestedArrays = nested
+    }
+
+    /// The keys a document sorts under, from the values found at the path: the same keys
+    /// `ValueOrder.sortKey` chooses from, the elements of a single array value, else each value
+    /// found (an empty array is a key of its own); and whether one of them is itself an array.
+    static func keys(of found: [JSONValue]) -> (keys: [JSONValue], hasNestedArrays: Bool) {
+        var keys = found
+        if found.count == 1, case .array(let elements) = found[0], !elements.isEmpty { keys = elements }
+        return (keys, keys.contains(where: { $0.isArray }))
     }
 
     /// The first position where `isAfter` turns true (it must be false then true along the keys).

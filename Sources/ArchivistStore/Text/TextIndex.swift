@@ -19,6 +19,9 @@ struct TextIndex {
         }
     }
 
+    /// Every term with its postings (ordinals ascending).
+    var allPostings: [String: [(ordinal: Int32, weight: Float)]] { postings }
+
     /// The documents holding every term, ascending.
     func postings(forAll terms: [String]) -> [Int32] {
         var lists: [[Int32]] = []

@@ -1,0 +1,225 @@
+/// One projected field of a snapshot: its dictionary (distinct values in sort order, each with
+/// its documents) read in place. Answers what the in-memory hash and sorted indexes answer.
+struct SnapshotField {
+    /// One dictionary row.
+    struct Row {
+        /// The `SortableKey` rank.
+        var rank: Int8
+        var flags: UInt8
+        /// How many documents hold the value.
+        var count: Int
+        /// The number (rank 1) or instant (rank 2) it sorts by.
+        var number: Double
+        var instant: Int64
+        /// Where its postings start (in ordinals, from the start of the postings).
+        var postingsStart: Int
+        var valueOffset: Int
+        var valueLength: Int
+
+        var isMissing: Bool { flags & SnapshotBuilder.RowFlag.missing != 0 }
+        var tiesWithPrevious: Bool { flags & SnapshotBuilder.RowFlag.tiesWithPrevious != 0 }
+        var isFacetValue: Bool { flags & SnapshotBuilder.RowFlag.notFacetValue == 0 }
+    }
+
+    private let reader: SnapshotReader
+    private let rows: UnsafeRawBufferPointer
+    private let heap: SnapshotFile.Section
+    private let postings: SnapshotFile.Section
+    /// The number of distinct values (rows).
+    let rowCount: Int
+    /// Whether some document has an array among its sort keys (then ranges and equality are left to a scan).
+    let hasNestedArrays: Bool
+    private let documentCount: Int
+
+    init(_ reader: SnapshotReader, field: UInt32, documentCount: Int) throws(SnapshotDamage) {
+        guard let dictionary = reader.section(.dictionary, field: field), let heap = reader.section(.dictionaryHeap, field: field),
+              let postings = reader.section(.postings, field: field),
+              dictionary.length >= 32, (dictionary.length - 32) % SnapshotBuilder.dictionaryRowSize == 0
+        else { throw .unreadable("snapshot field \(field): sections missing") }
+        self.reader = reader
+        self.heap = heap
+        self.postings = postings
+        self.documentCount = documentCount
+        rows = try reader.bytes(of: dictionary)
+        let trailer = BinaryReader(buffer: UnsafeRawBufferPointer(rebasing: rows[(rows.count - 32)...]))
+        rowCount = (dictionary.length - 32) / SnapshotBuilder.dictionaryRowSize
+        guard trailer.uint64(at: 8) == UInt64(rowCount) else { throw .unreadable("snapshot field \(field): row count mismatch") }
+        hasNestedArrays = (trailer.uint64(at: 0) ?? 0) & SnapshotBuilder.FieldFlag.nestedArrays != 0
+    }
+
+    /// Row `index` (0 ..< rowCount).
+    func row(_ index: Int) throws(SnapshotDamage) -> Row {
+        let at = index * SnapshotBuilder.dictionaryRowSize
+        let r = BinaryReader(buffer: rows)
+        guard index >= 0, index < rowCount, let rank = r.uint8(at: at), let flags = r.uint8(at: at + 1),
+              let count = r.uint32(at: at + 4), let word = r.uint64(at: at + 8), let start = r.uint64(at: at + 16),
+              let valueOffset = r.uint32(at: at + 24), let valueLength = r.uint32(at: at + 28),
+              start <= UInt64(postings.length / 4), UInt64(count) <= UInt64(postings.length / 4) - start,
+              UInt64(valueOffset) + UInt64(valueLength) <= UInt64(heap.length)
+        else { throw .unreadable("snapshot dictionary row \(index) out of bounds") }
+        let signed = Int8(bitPattern: rank)
+        return Row(rank: signed, flags: flags, count: Int(count),
+                   number: signed == SortableKey.numberRank ? Double(bitPattern: word) : 0,
+                   instant: signed == SortableKey.dateRank ? Int64(bitPattern: word) : 0,
+                   postingsStart: Int(start), valueOffset: Int(valueOffset), valueLength: Int(valueLength))
+    }
+
+    /// The value of a row (nil for the row of documents without the field).
+    func value(of row: Row) throws(SnapshotDamage) -> JSONValue? {
+        if row.isMissing { return nil }
+        let bytes = try reader.bytes(of: heap, at: row.valueOffset, count: row.valueLength)
+        if row.flags & SnapshotBuilder.RowFlag.string != 0 {
+            guard let text = String(validating: bytes.bindMemory(to: UInt8.self), as: UTF8.self) else {
+                throw .unreadable("snapshot value is not UTF-8")
+            }
+            return .string(text)
+        }
+        do {
+            return try JSONParser.parse(bytes)
+        } catch {
+            throw .unreadable("snapshot value: \(error)")
+        }
+    }
+
+    /// The ordinals of a row, ascending.
+    func ordinals(of row: Row) throws(SnapshotDamage) -> UnsafeBufferPointer<UInt32> {
+        let bytes = try reader.bytes(of: postings, at: row.postingsStart * 4, count: row.count * 4)
+        return bytes.bindMemory(to: UInt32.self)
+    }
+
+    // MARK: Lookups
+
+    /// The first row where `isAfter` turns true (it must be false then true along the rows).
+    func partition(_ isAfter: (Row) throws(SnapshotDamage) -> Bool) throws(SnapshotDamage) -> Int {
+        var low = 0, high = rowCount
+        while low < high {
+            let mid = (low + high) / 2
+            if try isAfter(try row(mid)) { high = mid } else { low = mid + 1 }
+        }
+        return low
+    }
+
+    /// Orders a row against a value as `SortableKey` orders them (ignoring ordinals).
+    func compare(_ row: Row, _ key: SortableKey) throws(SnapshotDamage) -> Int {
+        if row.rank != key.rank { return row.rank < key.rank ? -1 : 1 }
+        switch row.rank {
+        case SortableKey.numberRank: return row.number < key.number ? -1 : (row.number > key.number ? 1 : 0)
+        case SortableKey.dateRank where row.instant != key.instant: return row.instant < key.instant ? -1 : 1
+        case SortableKey.dateRank, SortableKey.stringRank, 4:
+            return ValueOrder.compareSortKeys(try value(of: row), key.value)
+        default: return 0
+        }
+    }
+
+    /// The rows whose value is `value` as `=` tells values apart (exactly the equality index's
+    /// documents for it).
+    func rows(equalTo value: JSONValue) throws(SnapshotDamage) -> [Row] {
+        let key = SortableKey(value, ordinal: 0)
+        let wanted = QueryIndex.exactKey(value)
+        var position = try partition { (row) throws(SnapshotDamage) in try compare(row, key) >= 0 }
+        var found: [Row] = []
+        while position < rowCount {
+            let candidate = try row(position)
+            if try compare(candidate, key) != 0 { break }
+            if let stored = try self.value(of: candidate), QueryIndex.exactKey(stored) == wanted { found.append(candidate) }
+            position += 1
+        }
+        return found
+    }
+
+    /// The ordinals (each once, ascending) whose value may satisfy a comparison, and whether
+    /// exactly those do; nil when the field cannot narrow it. As `SortedIndex.range`.
+    func range(_ condition: Condition) throws(SnapshotDamage) -> (ordinals: [UInt32], isExact: Bool)? {
+        guard !hasNestedArrays, let (bounds, isExact) = try rowRanges(condition) else { return nil }
+        var marks = [Bool](repeating: false, count: documentCount)
+        var total = 0
+        for range in bounds where !range.isEmpty {
+            for index in range {
+                for ordinal in try ordinals(of: try row(index)) where !marks[Int(ordinal)] {
+                    marks[Int(ordinal)] = true
+                    total += 1
+                }
+            }
+        }
+        var result: [UInt32] = []
+        result.reserveCapacity(total)
+        for (ordinal, marked) in marks.enumerated() where marked { result.append(UInt32(ordinal)) }
+        return (result, isExact)
+    }
+
+    /// The rows a comparison may hold for, as ranges of rows, and whether exactly those hold.
+    private func rowRanges(_ condition: Condition) throws(SnapshotDamage) -> ([Range<Int>], Bool)? {
+        let query: JSONValue
+        switch condition {
+        case .gt(let v), .gte(let v), .lt(let v), .lte(let v), .eq(let v): query = v
+        default: return nil
+        }
+        func at(_ isAfter: (Row) -> Bool) throws(SnapshotDamage) -> Int { try partition { isAfter($0) } }
+        switch query {
+        case .number(let literal):
+            guard let q = Double(literal) else { return nil }
+            let rank = SortableKey.numberRank
+            let start = try at { $0.rank >= rank }
+            let end = try at { $0.rank > rank }
+            let lower = { (strict: Bool) throws(SnapshotDamage) in try at { $0.rank > rank || ($0.rank == rank && (strict ? $0.number > q : $0.number >= q)) } }
+            let upper = { (strict: Bool) throws(SnapshotDamage) in try at { $0.rank > rank || ($0.rank == rank && (strict ? $0.number >= q : $0.number > q)) } }
+            let bounds: (Int, Int)
+            switch condition {
+            case .gt: bounds = (try lower(true), end)
+            case .gte: bounds = (try lower(false), end)
+            case .lt: bounds = (start, try upper(true))
+            case .lte: bounds = (start, try upper(false))
+            default: bounds = (try lower(false), try upper(false))
+            }
+            return ([bounds.0..<max(bounds.0, bounds.1)], true)
+        case .string(let text):
+            let dateStart = try at { $0.rank >= SortableKey.dateRank }
+            let datesEnd = try at { $0.rank > SortableKey.dateRank }
+            let stringsEnd = try at { $0.rank > SortableKey.stringRank }
+            guard let interval = ISODate.interval(of: text) else { return ([dateStart..<stringsEnd], false) }
+            let instant = { (limit: Int64) throws(SnapshotDamage) in
+                try at { $0.rank > SortableKey.dateRank || ($0.rank == SortableKey.dateRank && $0.instant >= limit) }
+            }
+            let dates: (Int, Int)
+            switch condition {
+            case .gt: dates = (try instant(interval.end), datesEnd)
+            case .gte: dates = (try instant(interval.start), datesEnd)
+            case .lt: dates = (dateStart, try instant(interval.start))
+            case .lte: dates = (dateStart, try instant(interval.end))
+            default: dates = (try instant(interval.start), try instant(interval.end))
+            }
+            // Strings that are not dates compare as text with a date query: they stay candidates.
+            return ([dates.0..<max(dates.0, dates.1), datesEnd..<stringsEnd], datesEnd == stringsEnd)
+        default:
+            return nil
+        }
+    }
+
+    /// Visits each ordinal once in sort order (ties by ordinal), until `body` returns false. As
+    /// `SortedIndex.walk`: ascending meets a document at its least value, descending at its greatest.
+    func walk(descending: Bool, _ body: (UInt32) -> Bool) throws(SnapshotDamage) {
+        var seen = [Bool](repeating: false, count: documentCount)
+        var end = descending ? rowCount : 0
+        while descending ? end > 0 : end < rowCount {
+            // A group of rows that sort equal, from `start` up to `stop`.
+            var start = end, stop = end
+            if descending {
+                start = end - 1
+                while start > 0, try row(start).tiesWithPrevious { start -= 1 }
+                stop = end
+                end = start
+            } else {
+                stop = end + 1
+                while stop < rowCount, try row(stop).tiesWithPrevious { stop += 1 }
+                end = stop
+            }
+            var group: [UInt32] = []
+            for index in start..<stop { group.append(contentsOf: try ordinals(of: try row(index))) }
+            if stop - start > 1 { group.sort() }
+            for ordinal in group where !seen[Int(ordinal)] {
+                seen[Int(ordinal)] = true
+                if !body(ordinal) { return }
+            }
+        }
+    }
+}

@@ -1,0 +1,146 @@
+/// The container format of `index.snapshot` (`docs/FORMAT.md`, "index.snapshot"): sections of
+/// little-endian binary data, each 8-byte aligned, then the section table, the checksums of every
+/// 1 MiB block of the sections, and a fixed footer that says what part of `index.jsonl` the file
+/// covers. As an SSTable of LevelDB the file is written once, aside, and renamed into place; it is
+/// never changed after.
+///
+/// Everything in it is derived from `index.jsonl` and the documents: deleting it changes nothing but
+/// speed. A reader trusts nothing it has not checked: the footer and the table are verified when the
+/// file is opened, each block of a section when it is first read.
+enum SnapshotFile {
+    /// `ARCSNAP1`, little-endian: the file's first eight bytes and the footer's.
+    static let magic: UInt64 = 0x3150_414E_5343_5241
+    /// The layout version this build writes and reads.
+    static let version: UInt32 = 1
+    /// Sections are verified in blocks of this many bytes.
+    static let blockSize = 1 << 20
+    /// The footer's size in bytes.
+    static let footerSize = 128
+    /// A section table row's size in bytes.
+    static let sectionRowSize = 32
+
+    /// What part of `index.jsonl` a snapshot holds: its identity, the bytes and lines covered, and
+    /// a checksum of the last bytes before `offset` (so a rewritten log is never mistaken for it).
+    struct Coverage: Equatable, Sendable {
+        /// The identity (inode) of `index.jsonl` when the snapshot was made.
+        var identity: UInt64
+        /// Bytes covered: the end of a complete line.
+        var offset: Int
+        /// Lines covered (blank lines not counted).
+        var lines: Int
+        /// `WordHash` of the up to 4096 bytes before `offset`.
+        var tailHash: UInt64
+
+        /// How many bytes before `offset` the tail checksum covers.
+        static let tailLength = 4096
+    }
+
+    /// The kinds of section.
+    enum SectionKind: UInt32, Sendable {
+        /// `(N+1)` UInt64 offsets into `idHeap`, one per document in ID byte order.
+        case idOffsets = 1
+        /// The IDs' UTF-8 bytes, back to back.
+        case idHeap = 2
+        /// `N` rows of `EntryRow.size` bytes: what the index says of each document.
+        case entries = 3
+        /// The projected paths, one per line (`\n`), in the projection's order: field `k` is line `k`.
+        case fieldNames = 4
+        /// A field's dictionary: rows of `DictionaryRow.size` bytes, one per distinct value, in
+        /// sort order.
+        case dictionary = 16
+        /// A field's distinct values: raw UTF-8 for strings, compact JSON for the rest.
+        case dictionaryHeap = 17
+        /// A field's postings: UInt32 ordinals, grouped by dictionary row, ascending in each group.
+        case postings = 18
+        /// The text index's terms: rows of `TermRow.size` bytes, in byte order of the terms.
+        case terms = 32
+        /// The terms' UTF-8 bytes.
+        case termHeap = 33
+        /// The text postings: (UInt32 ordinal, Float32 weight) pairs grouped by term, ascending.
+        case textPostings = 34
+    }
+
+    /// A row of the section table.
+    struct Section: Equatable, Sendable {
+        var kind: UInt32
+        /// The projected field the section belongs to (its line in `fieldNames`), or `UInt32.max`.
+        var field: UInt32
+        var offset: Int
+        var length: Int
+        /// The index of the section's first block checksum.
+        var firstBlock: Int
+
+        /// How many blocks the section spans.
+        var blockCount: Int { (length + SnapshotFile.blockSize - 1) / SnapshotFile.blockSize }
+    }
+
+    /// No field: the section belongs to the whole snapshot.
+    static let noField = UInt32.max
+}
+
+/// Little-endian binary output for the snapshot's sections.
+struct BinaryWriter {
+    /// The bytes written so far.
+    private(set) var bytes: [UInt8] = []
+
+    /// An empty writer, with room for `capacity` bytes.
+    init(capacity: Int = 0) {
+        bytes.reserveCapacity(capacity)
+    }
+
+    mutating func append(_ value: UInt64) {
+        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
+    }
+
+    mutating func append(_ value: UInt32) {
+        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
+    }
+
+    mutating func append(_ value: Int64) { append(UInt64(bitPattern: value)) }
+
+    mutating func append(_ value: Float) { append(value.bitPattern) }
+
+    mutating func append(_ value: UInt8) { bytes.append(value) }
+
+    mutating func append<Bytes: Collection>(contentsOf data: Bytes) where Bytes.Element == UInt8 {
+        bytes.append(contentsOf: data)
+    }
+
+    /// Pads with zeros to a multiple of `alignment`.
+    mutating func align(to alignment: Int) {
+        while bytes.count % alignment != 0 { bytes.append(0) }
+    }
+}
+
+/// Bounds-checked little-endian reads from a buffer: a snapshot of any bytes is refused, never
+/// read out of bounds.
+struct BinaryReader {
+    let buffer: UnsafeRawBufferPointer
+
+    /// The UInt64 at `offset`, or nil past the end.
+    @inline(__always)
+    func uint64(at offset: Int) -> UInt64? {
+        guard offset >= 0, offset <= buffer.count - 8 else { return nil }
+        return UInt64(littleEndian: buffer.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+    }
+
+    /// The UInt32 at `offset`, or nil past the end.
+    @inline(__always)
+    func uint32(at offset: Int) -> UInt32? {
+        guard offset >= 0, offset <= buffer.count - 4 else { return nil }
+        return UInt32(littleEndian: buffer.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
+    }
+
+    /// The byte at `offset`, or nil past the end.
+    @inline(__always)
+    func uint8(at offset: Int) -> UInt8? {
+        guard offset >= 0, offset < buffer.count else { return nil }
+        return buffer[offset]
+    }
+
+    /// The `count` bytes at `offset`, or nil when they are not all inside the buffer.
+    func bytes(at offset: Int, count: Int) -> UnsafeRawBufferPointer? {
+        guard offset >= 0, count >= 0, offset <= buffer.count, count <= buffer.count - offset else { return nil }
+        return UnsafeRawBufferPointer(rebasing: buffer[offset..<(offset + count)])
+    }
+}

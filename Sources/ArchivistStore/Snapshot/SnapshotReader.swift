@@ -1,0 +1,130 @@
+import Synchronization
+
+/// Why a snapshot file cannot be used. A snapshot is derived data: the store then answers from
+/// `index.jsonl` and the next writer (or `repair`) builds a new one.
+enum SnapshotDamage: Error, Equatable, CustomStringConvertible {
+    /// The file is not a snapshot, is of another version, or its footer or table do not check.
+    case unreadable(String)
+    /// A block of a section does not match its checksum.
+    case corrupt(section: UInt32, block: Int)
+
+    var description: String {
+        switch self {
+        case .unreadable(let reason): return reason
+        case .corrupt(let section, let block): return "block \(block) of section kind \(section) does not match its checksum"
+        }
+    }
+}
+
+/// A snapshot file's bytes (mapped), with its footer and section table checked; each block of a
+/// section is checked against its checksum the first time it is read.
+final class SnapshotReader: Sendable {
+    /// The file's bytes; they live as long as this reader.
+    let file: FileBytes
+    /// The sections, in the table's order.
+    let sections: [SnapshotFile.Section]
+    /// How many documents the snapshot holds.
+    let documentCount: Int
+    /// The part of `index.jsonl` it holds.
+    let coverage: SnapshotFile.Coverage
+    /// The checksum of the schema it was built with (projection, text fields and weights).
+    let schemaHash: UInt64
+    /// When it was built.
+    let createdAt: Timestamp
+    private let blockHashes: [UInt64]
+    private let verified: Mutex<[Bool]>
+
+    /// Checks the footer, the table and the block checksums' checksum; nothing else is read.
+    init(_ file: FileBytes) throws(SnapshotDamage) {
+        self.file = file
+        let raw = UnsafeRawBufferPointer(file.buffer)
+        let reader = BinaryReader(buffer: raw)
+        let size = raw.count
+        guard size >= 8 + SnapshotFile.footerSize, reader.uint64(at: 0) == SnapshotFile.magic else {
+            throw .unreadable("not a snapshot file")
+        }
+        let footer = size - SnapshotFile.footerSize
+        guard reader.uint64(at: footer) == SnapshotFile.magic else { throw .unreadable("no snapshot footer (the file is cut short)") }
+        guard let version = reader.uint32(at: footer + 8), version == SnapshotFile.version else {
+            throw .unreadable("snapshot layout version \(reader.uint32(at: footer + 8) ?? 0), this archivist reads \(SnapshotFile.version)")
+        }
+        func word(_ at: Int) throws(SnapshotDamage) -> Int {
+            guard let value = reader.uint64(at: footer + at), value <= UInt64(Int.max) else { throw .unreadable("footer value out of range") }
+            return Int(value)
+        }
+        let sectionCount = Int(reader.uint32(at: footer + 12) ?? 0)
+        let tableOffset = try word(16)
+        let hashesOffset = try word(24)
+        let blockCount = try word(32)
+        guard tableOffset >= 8, tableOffset <= footer, sectionCount <= (footer - tableOffset) / SnapshotFile.sectionRowSize,
+              hashesOffset == tableOffset + sectionCount * SnapshotFile.sectionRowSize,
+              blockCount <= (footer - hashesOffset) / 8, hashesOffset + blockCount * 8 == footer
+        else { throw .unreadable("snapshot table out of bounds") }
+        guard let checked = reader.bytes(at: tableOffset, count: size - 8 - tableOffset),
+              WordHash.hash(checked) == reader.uint64(at: size - 8)
+        else { throw .unreadable("snapshot footer checksum mismatch") }
+        documentCount = try word(40)
+        coverage = SnapshotFile.Coverage(identity: reader.uint64(at: footer + 48) ?? 0, offset: try word(56),
+                                         lines: try word(64), tailHash: reader.uint64(at: footer + 72) ?? 0)
+        schemaHash = reader.uint64(at: footer + 80) ?? 0
+        createdAt = Timestamp(milliseconds: Int64(bitPattern: reader.uint64(at: footer + 88) ?? 0))
+        blockHashes = (0..<blockCount).map { reader.uint64(at: hashesOffset + $0 * 8) ?? 0 }
+        sections = try Self.readTable(reader, at: tableOffset, count: sectionCount, end: tableOffset, blocks: blockCount)
+        verified = Mutex([Bool](repeating: false, count: blockCount))
+    }
+
+    private static func readTable(_ reader: BinaryReader, at offset: Int, count: Int, end: Int,
+                                  blocks: Int) throws(SnapshotDamage) -> [SnapshotFile.Section] {
+        var sections: [SnapshotFile.Section] = []
+        for row in 0..<count {
+            let at = offset + row * SnapshotFile.sectionRowSize
+            guard let kind = reader.uint32(at: at), let field = reader.uint32(at: at + 4),
+                  let start = reader.uint64(at: at + 8), let length = reader.uint64(at: at + 16),
+                  let first = reader.uint64(at: at + 24),
+                  start >= 8, start <= UInt64(end), length <= UInt64(end) - start, first <= UInt64(blocks)
+            else { throw .unreadable("section \(row) out of bounds") }
+            let section = SnapshotFile.Section(kind: kind, field: field, offset: Int(start), length: Int(length), firstBlock: Int(first))
+            guard section.firstBlock + section.blockCount <= blocks else { throw .unreadable("section \(row) has no checksums") }
+            sections.append(section)
+        }
+        return sections
+    }
+
+    /// The first section of a kind (and field), or nil.
+    func section(_ kind: SnapshotFile.SectionKind, field: UInt32 = SnapshotFile.noField) -> SnapshotFile.Section? {
+        sections.first { $0.kind == kind.rawValue && $0.field == field }
+    }
+
+    /// `count` bytes of a section from `offset` in it, their blocks checked first; throws when
+    /// they are out of the section or a block does not match its checksum.
+    func bytes(of section: SnapshotFile.Section, at offset: Int = 0, count: Int? = nil) throws(SnapshotDamage) -> UnsafeRawBufferPointer {
+        let count = count ?? (section.length - offset)
+        guard offset >= 0, count >= 0, offset <= section.length, count <= section.length - offset else {
+            throw .unreadable("read outside section kind \(section.kind)")
+        }
+        if count > 0 { try verify(section, from: offset / SnapshotFile.blockSize, through: (offset + count - 1) / SnapshotFile.blockSize) }
+        return UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(file.buffer)[(section.offset + offset)..<(section.offset + offset + count)])
+    }
+
+    /// Checks the blocks `first...last` of a section that are not checked yet.
+    private func verify(_ section: SnapshotFile.Section, from first: Int, through last: Int) throws(SnapshotDamage) {
+        let pending = verified.withLock { done in (first...last).filter { !done[section.firstBlock + $0] } }
+        if pending.isEmpty { return }
+        let raw = UnsafeRawBufferPointer(file.buffer)
+        for block in pending {
+            let start = section.offset + block * SnapshotFile.blockSize
+            let end = min(section.offset + section.length, start + SnapshotFile.blockSize)
+            guard WordHash.hash(UnsafeRawBufferPointer(rebasing: raw[start..<end])) == blockHashes[section.firstBlock + block] else {
+                throw .corrupt(section: section.kind, block: block)
+            }
+        }
+        verified.withLock { done in for block in pending { done[section.firstBlock + block] = true } }
+    }
+
+    /// Checks every block of every section (for `check`).
+    func verifyAll() throws(SnapshotDamage) {
+        for section in sections where section.length > 0 {
+            try verify(section, from: 0, through: section.blockCount - 1)
+        }
+    }
+}

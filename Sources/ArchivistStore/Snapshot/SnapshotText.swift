@@ -1,0 +1,51 @@
+/// The text index of a snapshot read in place: terms in byte order, each with its documents
+/// (ascending) and their weights. Answers what the in-memory `TextIndex` answers.
+struct SnapshotText {
+    private let reader: SnapshotReader
+    private let terms: UnsafeRawBufferPointer
+    private let heap: SnapshotFile.Section
+    private let postings: SnapshotFile.Section
+    /// The number of terms.
+    let termCount: Int
+
+    init(_ reader: SnapshotReader, documentCount: Int) throws(SnapshotDamage) {
+        guard let terms = reader.section(.terms), let heap = reader.section(.termHeap), let postings = reader.section(.textPostings),
+              terms.length % SnapshotBuilder.termRowSize == 0
+        else { throw .unreadable("snapshot text index: sections missing") }
+        self.reader = reader
+        self.heap = heap
+        self.postings = postings
+        self.terms = try reader.bytes(of: terms)
+        termCount = terms.length / SnapshotBuilder.termRowSize
+    }
+
+    /// A term's row: where its bytes and postings are.
+    private func row(_ index: Int) throws(SnapshotDamage) -> (term: UnsafeRawBufferPointer, start: Int, count: Int) {
+        let r = BinaryReader(buffer: terms)
+        let at = index * SnapshotBuilder.termRowSize
+        guard let offset = r.uint32(at: at), let length = r.uint32(at: at + 4), let start = r.uint32(at: at + 8),
+              let count = r.uint32(at: at + 12), UInt64(start) + UInt64(count) <= UInt64(postings.length / 8)
+        else { throw .unreadable("snapshot term \(index) out of bounds") }
+        return (try reader.bytes(of: heap, at: Int(offset), count: Int(length)), Int(start), Int(count))
+    }
+
+    /// The postings of a term: (ordinal, weight) pairs, ordinals ascending; empty when absent.
+    func postings(of term: String) throws(SnapshotDamage) -> UnsafeBufferPointer<SIMD2<UInt32>> {
+        let wanted = Array(term.utf8)
+        var low = 0, high = termCount
+        while low < high {
+            let mid = (low + high) / 2
+            let candidate = try row(mid)
+            let order = wanted.withUnsafeBytes { MappedSnapshot.compare(candidate.term, $0) }
+            if order == 0 {
+                let bytes = try reader.bytes(of: postings, at: candidate.start * 8, count: candidate.count * 8)
+                return bytes.bindMemory(to: SIMD2<UInt32>.self)
+            }
+            if order < 0 { low = mid + 1 } else { high = mid }
+        }
+        return UnsafeBufferPointer(start: nil, count: 0)
+    }
+
+    /// The weight of a posting (its second word holds a Float32).
+    static func weight(_ posting: SIMD2<UInt32>) -> Float { Float(bitPattern: posting[1]) }
+}

@@ -1,0 +1,167 @@
+import ArchivistClient
+import ArchivistTestSupport
+import Foundation
+import Testing
+@testable import ArchivistStore
+
+/// The snapshot file (`index.snapshot`): its container refuses damaged bytes, and its structures,
+/// read in place, answer exactly what the in-memory indexes answer.
+@Suite("snapshot structures")
+struct SnapshotTests {
+    /// A store of generated and awkward documents, its in-memory query index with every column
+    /// loaded, and a snapshot of it opened from its bytes.
+    final class Fixture {
+        let fixture: QueryFixture
+        let index: QueryIndex
+        let bytes: [UInt8]
+        let snapshot: MappedSnapshot
+
+        init(seed: UInt64 = 11, count: Int = 1500) throws {
+            fixture = try QueryFixture(seed: seed, count: count)
+            let store = fixture.store
+            index = try store.queryIndex(loading: Set(store.projection.paths))
+            bytes = try store.snapshotBytes()
+            snapshot = try MappedSnapshot(SnapshotReader(FileBytes(bytes)))
+        }
+
+        /// One fixture for the tests that only read it (building it is most of their time).
+        nonisolated(unsafe) static let shared: Result<Fixture, any Error> = Result { try Fixture() }
+    }
+
+    @Test("IDs, entries and ordinals read back as the index holds them")
+    func idsAndEntries() throws {
+        let f = try Fixture.shared.get()
+        #expect(f.snapshot.count == f.index.count)
+        #expect(f.snapshot.paths == f.index.projection.paths)
+        for ordinal in 0..<f.index.count {
+            #expect(try f.snapshot.id(at: ordinal) == f.index.ids[ordinal])
+            #expect(try f.snapshot.entry(at: ordinal) == f.index.entries[ordinal])
+            #expect(try f.snapshot.ordinal(of: f.index.ids[ordinal]) == ordinal)
+        }
+        #expect(try f.snapshot.ordinal(of: "no such id") == nil)
+        #expect(try f.snapshot.ordinal(of: "") == nil)
+    }
+
+    @Test("each field's dictionary walks as the sorted index walks, both ways")
+    func walksMatchTheSortedIndex() throws {
+        let f = try Fixture.shared.get()
+        for path in f.index.projection.paths {
+            let sorted = f.index.sorted(path)
+            let field = try #require(try f.snapshot.field(path))
+            for descending in [false, true] {
+                var expected: [UInt32] = []
+                sorted.walk(descending: descending) { expected.append(UInt32($0)); return true }
+                var actual: [UInt32] = []
+                try field.walk(descending: descending) { actual.append($0); return true }
+                #expect(actual == expected, "\(path) descending: \(descending)")
+            }
+            #expect(field.hasNestedArrays == sorted.hasNestedArrays, "\(path)")
+            // A walk stops when asked.
+            var visited = 0
+            try field.walk(descending: true) { _ in visited += 1; return visited < 3 }
+            #expect(visited == min(3, f.index.count))
+        }
+    }
+
+    @Test("equality rows give exactly the equality index's documents for every value held")
+    func equalityMatchesTheHashIndex() throws {
+        let f = try Fixture.shared.get()
+        for path in f.index.projection.paths {
+            let equality = f.index.equality(path)
+            let field = try #require(try f.snapshot.field(path))
+            guard !field.hasNestedArrays else { continue }
+            let columns = f.index.columns
+            var values: [JSONValue] = []
+            for ordinal in 0..<f.index.count {
+                values.append(contentsOf: Condition.candidates(f.index.resolve(path, ordinal, in: columns)))
+            }
+            for value in values.prefix(400) {
+                guard let key = QueryIndex.equalityKey(value) else { continue }
+                var found: [UInt32] = []
+                for row in try field.rows(equalTo: value) { found.append(contentsOf: try field.ordinals(of: row)) }
+                #expect(found.sorted() == (equality[key] ?? []).map(UInt32.init), "\(path) = \(value)")
+            }
+        }
+    }
+
+    static let comparisons: [Condition] = [
+        .gt(.number("500")), .gte(.number("879")), .lt(.number("0")), .lte(.number("450")), .eq(.number("879")),
+        .gte(.string("2015-01-01")), .lt(.string("2016-01-01")), .eq(.string("2015-07-01")),
+        .gt(.string("2019-02-15T05:00:00Z")), .lte(.string("2001-01-01")), .gt(.string("M")), .lt(.string("Sports")),
+    ]
+
+    @Test("ranges give the sorted index's candidates, as exactly", arguments: comparisons)
+    func rangesMatchTheSortedIndex(_ condition: Condition) throws {
+        let f = try Fixture.shared.get()
+        for path in f.index.projection.paths {
+            let sorted = f.index.sorted(path)
+            let field = try #require(try f.snapshot.field(path))
+            let expected = sorted.hasNestedArrays ? nil : sorted.range(condition)
+            let actual = try field.range(condition)
+            #expect((actual == nil) == (expected == nil), "\(path) \(condition)")
+            guard let actual, let expected else { continue }
+            #expect(actual.ordinals == Array(Set(expected.ordinals)).sorted().map(UInt32.init), "\(path) \(condition)")
+            #expect(actual.isExact == expected.isExact, "\(path) \(condition)")
+        }
+    }
+
+    @Test("the text index's terms and postings read back, weights included")
+    func textIndexMatches() throws {
+        let f = try Fixture.shared.get()
+        let memory = f.index.text()
+        let text = try f.snapshot.text()
+        #expect(text.termCount == memory.allPostings.count)
+        for (term, list) in memory.allPostings {
+            let found = try text.postings(of: term)
+            #expect(found.map { $0[0] } == list.map { UInt32($0.ordinal) }, "\(term)")
+            #expect(found.map(SnapshotText.weight) == list.map(\.weight), "\(term)")
+        }
+        #expect(try text.postings(of: "zzzz-no-such-term").isEmpty)
+    }
+
+    // MARK: Damage
+
+    @Test("a truncated, foreign or empty file is refused at open")
+    func truncatedOrForeignIsRefused() throws {
+        let f = try Fixture(count: 200)
+        for cut in [0, 7, 8, 100, f.bytes.count / 2, f.bytes.count - 1] {
+            #expect(throws: SnapshotDamage.self) { try SnapshotReader(FileBytes(Array(f.bytes.prefix(cut)))) }
+        }
+        #expect(throws: SnapshotDamage.self) { try SnapshotReader(FileBytes(Array("{\"not\": \"a snapshot\"}".utf8))) }
+        var wrongVersion = f.bytes
+        wrongVersion[wrongVersion.count - SnapshotFile.footerSize + 8] = 9
+        #expect(throws: SnapshotDamage.self) { try SnapshotReader(FileBytes(wrongVersion)) }
+    }
+
+    @Test("a flipped byte anywhere is found: at open, or when its block is read")
+    func flippedBytesAreFound() throws {
+        let f = try Fixture(count: 200)
+        var dice = SplitMix64(state: 5)
+        for _ in 0..<300 {
+            var damaged = f.bytes
+            let position = Int(dice.next() % UInt64(damaged.count))
+            damaged[position] ^= UInt8(1 << (dice.next() % 8))
+            do {
+                let reader = try SnapshotReader(FileBytes(damaged))
+                #expect(throws: SnapshotDamage.self, "byte \(position) of \(damaged.count)") { try reader.verifyAll() }
+            } catch {
+                // Refused at open: the footer, the table or their checksum.
+            }
+        }
+    }
+
+    @Test("random bytes are refused, never read out of bounds")
+    func randomBytesAreRefused() {
+        var dice = SplitMix64(state: 9)
+        for length in [0, 1, 8, 127, 128, 136, 200, 4096] {
+            for _ in 0..<20 {
+                var bytes = (0..<length).map { _ in UInt8(truncatingIfNeeded: dice.next()) }
+                if length >= 8 { withUnsafeBytes(of: SnapshotFile.magic.littleEndian) { bytes.replaceSubrange(0..<8, with: $0) } }
+                if length >= 136 {
+                    withUnsafeBytes(of: SnapshotFile.magic.littleEndian) { bytes.replaceSubrange((length - 128)..<(length - 120), with: $0) }
+                }
+                #expect(throws: SnapshotDamage.self) { try MappedSnapshot(SnapshotReader(FileBytes(bytes))) }
+            }
+        }
+    }
+}
