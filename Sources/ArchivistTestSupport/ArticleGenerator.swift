@@ -183,29 +183,49 @@ extension ArticleGenerator {
         add("type_of_material", .string(blogpost ? "Blog" : wire ? "News" : b.material))
         add("word_count", .string(String(wire ? b.wordCount / 6 + 40 : b.wordCount)))
         if wire {
-            let slug = (agency == "AP" ? "ap-" : "reuters-") + b.slug
-            add("web_url", .string("http://www.nytimes.com/\(agency == "AP" ? "aponline" : "reuters")/\(b.year)/\(b.month)/\(b.day)/\(b.section.slug)/\(slug).html"))
-            add("source", .string(agency))
-            add("news_desk", .null)
-            add("print_page", .null)
-            add("keywords", .array([]))
-            add("multimedia", .array([]))
-            let organization = agency == "AP" ? "THE ASSOCIATED PRESS" : "REUTERS"
-            add("byline", .object(sorting: [
-                JSONMember(key: "person", value: .array([])),
-                JSONMember(key: "original", value: .string("By " + organization)),
-                JSONMember(key: "organization", value: .string(organization)),
-            ]))
-            add("headline", .object(sorting: [
-                JSONMember(key: "main", value: .string(b.headline)),
-                JSONMember(key: "print_headline", value: .string(b.headline)),
-            ]))
+            members.append(contentsOf: wireStory2016(b, agency: agency))
             return .object(sorting: members)
         }
         add("web_url", .string("http://www.nytimes.com/\(b.year)/\(b.month)/\(b.day)/\(b.section.slug)/\(b.slug).html"))
         add("source", .string(Int64(b.year)! < 2006 && random.below(100) < 20 ? "International Herald Tribune" : "The New York Times"))
         add("news_desk", .string(b.section.desk))
         add("print_page", random.below(100) < 30 ? .null : .string(String(1 + random.below(40))))
+        add("headline", headline2016(b))
+        add("keywords", keywords2016(b))
+        add("byline", byline2016(b))
+        add("multimedia", multimedia2016(b))
+        return .object(sorting: members)
+    }
+
+    /// The rest of a 2016 wire story (AP or Reuters): its `web_url` and `source`, no desk, print
+    /// page, keywords or multimedia, the agency as byline organization and one headline for both.
+    /// Draws nothing from `random`.
+    private func wireStory2016(_ b: Basics, agency: String) -> [JSONMember] {
+        var members: [JSONMember] = []
+        func add(_ key: String, _ value: JSONValue) { members.append(JSONMember(key: key, value: value)) }
+
+        let slug = (agency == "AP" ? "ap-" : "reuters-") + b.slug
+        add("web_url", .string("http://www.nytimes.com/\(agency == "AP" ? "aponline" : "reuters")/\(b.year)/\(b.month)/\(b.day)/\(b.section.slug)/\(slug).html"))
+        add("source", .string(agency))
+        add("news_desk", .null)
+        add("print_page", .null)
+        add("keywords", .array([]))
+        add("multimedia", .array([]))
+        let organization = agency == "AP" ? "THE ASSOCIATED PRESS" : "REUTERS"
+        add("byline", .object(sorting: [
+            JSONMember(key: "person", value: .array([])),
+            JSONMember(key: "original", value: .string("By " + organization)),
+            JSONMember(key: "organization", value: .string(organization)),
+        ]))
+        add("headline", .object(sorting: [
+            JSONMember(key: "main", value: .string(b.headline)),
+            JSONMember(key: "print_headline", value: .string(b.headline)),
+        ]))
+        return members
+    }
+
+    /// The 2016 `headline`: `main`, often a `print_headline`, sometimes a `kicker` (also as `content_kicker`).
+    private mutating func headline2016(_ b: Basics) -> JSONValue {
         var headline: [JSONMember] = [JSONMember(key: "main", value: .string(b.headline))]
         if random.below(100) < 70 { headline.append(JSONMember(key: "print_headline", value: .string(b.printHeadline))) }
         if random.below(100) < 30 {
@@ -213,7 +233,11 @@ extension ArticleGenerator {
             headline.append(JSONMember(key: "kicker", value: .string(kicker)))
             headline.append(JSONMember(key: "content_kicker", value: .string(kicker)))
         }
-        add("headline", .object(sorting: headline))
+        return .object(sorting: headline)
+    }
+
+    /// The 2016 `keywords`: `name` and `value`, and mostly a string `rank` and `is_major`.
+    private mutating func keywords2016(_ b: Basics) -> JSONValue {
         var keywords: [JSONValue] = []
         let withRank = random.below(100) < 90
         for (rank, keyword) in b.keywords.enumerated() {
@@ -225,51 +249,54 @@ extension ArticleGenerator {
             }
             keywords.append(.object(sorting: fields))
         }
-        add("keywords", .array(keywords))
+        return .array(keywords)
+    }
+
+    /// The 2016 `byline`: the persons and the `original` line, or (rarely) an empty array.
+    private mutating func byline2016(_ b: Basics) -> JSONValue {
         if random.below(100) < 3 {
-            add("byline", .array([]))
-        } else {
-            var persons: [JSONValue] = []
-            for (rank, person) in b.people.enumerated() {
-                var fields = [JSONMember(key: "firstname", value: .string(person.first)),
-                              JSONMember(key: "lastname", value: .string(person.last.uppercased())),
-                              JSONMember(key: "rank", value: .number(String(rank + 1))),
-                              JSONMember(key: "role", value: .string("reported")),
-                              JSONMember(key: "organization", value: .string(""))]
-                if let middle = person.middle { fields.append(JSONMember(key: "middlename", value: .string(middle))) }
-                persons.append(.object(sorting: fields))
-            }
-            add("byline", .object(sorting: [
-                JSONMember(key: "person", value: .array(persons)),
-                JSONMember(key: "original", value: .string(original(b.people))),
+            return .array([])
+        }
+        var persons: [JSONValue] = []
+        for (rank, person) in b.people.enumerated() {
+            var fields = [JSONMember(key: "firstname", value: .string(person.first)),
+                          JSONMember(key: "lastname", value: .string(person.last.uppercased())),
+                          JSONMember(key: "rank", value: .number(String(rank + 1))),
+                          JSONMember(key: "role", value: .string("reported")),
+                          JSONMember(key: "organization", value: .string(""))]
+            if let middle = person.middle { fields.append(JSONMember(key: "middlename", value: .string(middle))) }
+            persons.append(.object(sorting: fields))
+        }
+        return .object(sorting: [
+            JSONMember(key: "person", value: .array(persons)),
+            JSONMember(key: "original", value: .string(original(b.people))),
+        ])
+    }
+
+    /// The 2016 `multimedia`: three legacy images with string sizes, or an empty array.
+    private mutating func multimedia2016(_ b: Basics) -> JSONValue {
+        guard random.below(100) < 65 else { return .array([]) }
+        let folder = "images/\(b.year)/\(b.month)/\(b.day)/\(b.section.slug)/\(b.day)\(b.shortSlug)"
+        let name = "\(b.day)\(b.shortSlug)"
+        let tall = 300 + Int(random.below(300))
+        var images: [JSONValue] = []
+        for (subtype, crop, width, height) in [("wide", "thumbWide", 190, 126), ("xlarge", "articleLarge", 600, tall),
+                                                ("thumbnail", "thumbStandard", 75, 75)] {
+            let url = "\(folder)/\(name)-\(crop).jpg"
+            images.append(.object(sorting: [
+                JSONMember(key: "width", value: .number(String(width))),
+                JSONMember(key: "height", value: .number(String(height))),
+                JSONMember(key: "url", value: .string(url)),
+                JSONMember(key: "subtype", value: .string(subtype)),
+                JSONMember(key: "type", value: .string("image")),
+                JSONMember(key: "legacy", value: .object(sorting: [
+                    JSONMember(key: subtype, value: .string(url)),
+                    JSONMember(key: subtype + "width", value: .string(String(width))),
+                    JSONMember(key: subtype + "height", value: .string(String(height))),
+                ])),
             ]))
         }
-        if random.below(100) < 65 {
-            let folder = "images/\(b.year)/\(b.month)/\(b.day)/\(b.section.slug)/\(b.day)\(b.shortSlug)"
-            let name = "\(b.day)\(b.shortSlug)"
-            let tall = 300 + Int(random.below(300))
-            var images: [JSONValue] = []
-            for (subtype, crop, width, height) in [("wide", "thumbWide", 190, 126), ("xlarge", "articleLarge", 600, tall),
-                                                    ("thumbnail", "thumbStandard", 75, 75)] {
-                let url = "\(folder)/\(name)-\(crop).jpg"
-                images.append(.object(sorting: [
-                    JSONMember(key: "width", value: .number(String(width))),
-                    JSONMember(key: "height", value: .number(String(height))),
-                    JSONMember(key: "url", value: .string(url)),
-                    JSONMember(key: "subtype", value: .string(subtype)),
-                    JSONMember(key: "type", value: .string("image")),
-                    JSONMember(key: "legacy", value: .object(sorting: [
-                        JSONMember(key: subtype, value: .string(url)),
-                        JSONMember(key: subtype + "width", value: .string(String(width))),
-                        JSONMember(key: subtype + "height", value: .string(String(height))),
-                    ])),
-                ]))
-            }
-            add("multimedia", .array(images))
-        } else {
-            add("multimedia", .array([]))
-        }
-        return .object(sorting: members)
+        return .array(images)
     }
 
     private mutating func make2019(_ position: UInt64) -> JSONValue {
@@ -298,8 +325,20 @@ extension ArticleGenerator {
         add("type_of_material", .string(b.material))
         add("word_count", .number(String(b.wordCount)))
         add("score", .number(random.below(100) < 70 ? "0.0" : decimal(random.below(2_000_000), places: 5)))
+        add("headline", headline2019(b))
+        add("keywords", keywords2019(b))
+        if random.below(100) >= 6 {  // letters have no byline at all
+            add("byline", byline2019(b))
+        }
+        add("multimedia", multimedia2019(b))
+        return .object(sorting: members)
+    }
+
+    /// The 2019 `headline`: every field present, a `kicker` (as `content_kicker` too) or null, and
+    /// null `name`, `seo` and `sub`.
+    private mutating func headline2019(_ b: Basics) -> JSONValue {
         let kicker: JSONValue = random.below(100) < 25 ? .string(pick(Vocabulary.kickers)) : .null
-        add("headline", .object(sorting: [
+        return .object(sorting: [
             JSONMember(key: "main", value: .string(b.headline)),
             JSONMember(key: "kicker", value: kicker),
             JSONMember(key: "content_kicker", value: kicker),
@@ -307,7 +346,11 @@ extension ArticleGenerator {
             JSONMember(key: "name", value: .null),
             JSONMember(key: "seo", value: .null),
             JSONMember(key: "sub", value: .null),
-        ]))
+        ])
+    }
+
+    /// The 2019 `keywords`: an integer `rank`, and `major` null (for the whole document) or `"N"`.
+    private mutating func keywords2019(_ b: Basics) -> JSONValue {
         var keywords: [JSONValue] = []
         let majorIsNull = random.below(100) < 40
         for (rank, keyword) in b.keywords.enumerated() {
@@ -318,58 +361,62 @@ extension ArticleGenerator {
                 JSONMember(key: "major", value: majorIsNull ? .null : .string("N")),
             ]))
         }
-        add("keywords", .array(keywords))
-        if random.below(100) >= 6 {  // letters have no byline at all
-            var persons: [JSONValue] = []
-            for (rank, person) in b.people.enumerated() {
-                persons.append(.object(sorting: [
-                    JSONMember(key: "firstname", value: .string(person.first)),
-                    JSONMember(key: "middlename", value: person.middle.map { .string($0) } ?? .null),
-                    JSONMember(key: "lastname", value: .string(person.last.uppercased())),
-                    JSONMember(key: "qualifier", value: .null),
-                    JSONMember(key: "title", value: .null),
-                    JSONMember(key: "role", value: .string("reported")),
-                    JSONMember(key: "organization", value: .string("")),
-                    JSONMember(key: "rank", value: .number(String(rank + 1))),
-                ]))
-            }
-            add("byline", .object(sorting: [
-                JSONMember(key: "original", value: .string(original(b.people))),
-                JSONMember(key: "person", value: .array(persons)),
-                JSONMember(key: "organization", value: .null),
+        return .array(keywords)
+    }
+
+    /// The 2019 `byline`: `original`, the persons with every field (null when unknown) and a null
+    /// `organization`. Draws nothing from `random`.
+    private mutating func byline2019(_ b: Basics) -> JSONValue {
+        var persons: [JSONValue] = []
+        for (rank, person) in b.people.enumerated() {
+            persons.append(.object(sorting: [
+                JSONMember(key: "firstname", value: .string(person.first)),
+                JSONMember(key: "middlename", value: person.middle.map { .string($0) } ?? .null),
+                JSONMember(key: "lastname", value: .string(person.last.uppercased())),
+                JSONMember(key: "qualifier", value: .null),
+                JSONMember(key: "title", value: .null),
+                JSONMember(key: "role", value: .string("reported")),
+                JSONMember(key: "organization", value: .string("")),
+                JSONMember(key: "rank", value: .number(String(rank + 1))),
             ]))
         }
-        if random.below(100) < 60 {
-            let folder = "images/\(b.year)/\(b.month)/\(b.day)/\(b.section.slug)/\(b.day)\(b.shortSlug)"
-            let merlin = "merlin_\(100_000_000 + random.below(60_000_000))_\(uuid(random.next() >> 16))"
-            let tall = 300 + Int(random.below(300))
-            var crops: [JSONValue] = []
-            let all = [("xlarge", "articleLarge", 600, tall), ("wide", "thumbWide", 190, 126), ("thumbnail", "thumbStandard", 75, 75)]
-            for (number, (subtype, crop, width, height)) in all.prefix(2 + Int(random.below(2))).enumerated() {
-                let url = number == 0 ? "\(folder)/\(merlin)-\(crop).jpg" : "\(folder)/\(b.day)\(b.shortSlug)-\(crop).jpg"
-                crops.append(.object(sorting: [
-                    JSONMember(key: "rank", value: .number("0")),
-                    JSONMember(key: "subtype", value: .string(subtype)),
-                    JSONMember(key: "caption", value: .null),
-                    JSONMember(key: "credit", value: .null),
-                    JSONMember(key: "type", value: .string("image")),
-                    JSONMember(key: "url", value: .string(url)),
-                    JSONMember(key: "height", value: .number(String(height))),
-                    JSONMember(key: "width", value: .number(String(width))),
-                    JSONMember(key: "legacy", value: .object(sorting: [
-                        JSONMember(key: subtype, value: .string(url)),
-                        JSONMember(key: subtype + "width", value: .number(String(width))),
-                        JSONMember(key: subtype + "height", value: .number(String(height))),
-                    ])),
-                    JSONMember(key: "subType", value: .string(subtype)),
-                    JSONMember(key: "crop_name", value: .string(crop)),
-                ]))
-            }
-            add("multimedia", .array(crops))
-        } else {
-            add("multimedia", .array([]))
+        return .object(sorting: [
+            JSONMember(key: "original", value: .string(original(b.people))),
+            JSONMember(key: "person", value: .array(persons)),
+            JSONMember(key: "organization", value: .null),
+        ])
+    }
+
+    /// The 2019 `multimedia`: two or three crops (the first a `merlin_` image) with number sizes,
+    /// or an empty array.
+    private mutating func multimedia2019(_ b: Basics) -> JSONValue {
+        guard random.below(100) < 60 else { return .array([]) }
+        let folder = "images/\(b.year)/\(b.month)/\(b.day)/\(b.section.slug)/\(b.day)\(b.shortSlug)"
+        let merlin = "merlin_\(100_000_000 + random.below(60_000_000))_\(uuid(random.next() >> 16))"
+        let tall = 300 + Int(random.below(300))
+        var crops: [JSONValue] = []
+        let all = [("xlarge", "articleLarge", 600, tall), ("wide", "thumbWide", 190, 126), ("thumbnail", "thumbStandard", 75, 75)]
+        for (number, (subtype, crop, width, height)) in all.prefix(2 + Int(random.below(2))).enumerated() {
+            let url = number == 0 ? "\(folder)/\(merlin)-\(crop).jpg" : "\(folder)/\(b.day)\(b.shortSlug)-\(crop).jpg"
+            crops.append(.object(sorting: [
+                JSONMember(key: "rank", value: .number("0")),
+                JSONMember(key: "subtype", value: .string(subtype)),
+                JSONMember(key: "caption", value: .null),
+                JSONMember(key: "credit", value: .null),
+                JSONMember(key: "type", value: .string("image")),
+                JSONMember(key: "url", value: .string(url)),
+                JSONMember(key: "height", value: .number(String(height))),
+                JSONMember(key: "width", value: .number(String(width))),
+                JSONMember(key: "legacy", value: .object(sorting: [
+                    JSONMember(key: subtype, value: .string(url)),
+                    JSONMember(key: subtype + "width", value: .number(String(width))),
+                    JSONMember(key: subtype + "height", value: .number(String(height))),
+                ])),
+                JSONMember(key: "subType", value: .string(subtype)),
+                JSONMember(key: "crop_name", value: .string(crop)),
+            ]))
         }
-        return .object(sorting: members)
+        return .array(crops)
     }
 
     private mutating func make2025(_ position: UInt64) -> JSONValue {
@@ -399,6 +446,15 @@ extension ArticleGenerator {
             JSONMember(key: "kicker", value: .string(random.below(100) < 25 ? pick(Vocabulary.kickers) : "")),
             JSONMember(key: "print_headline", value: .string(random.below(100) < 15 ? "" : b.printHeadline)),
         ]))
+        add("keywords", keywords2025(b))
+        add("byline", .object([JSONMember(key: "original", value: .string(original(b.people)))]))
+        add("multimedia", multimedia2025(b))
+        return .object(sorting: members)
+    }
+
+    /// The 2025 `keywords`: capitalized names (`Subject`, `Person`, ...), an integer `rank`, no
+    /// `major`. Draws nothing from `random`.
+    private func keywords2025(_ b: Basics) -> JSONValue {
         var keywords: [JSONValue] = []
         for (rank, keyword) in b.keywords.enumerated() {
             keywords.append(.object(sorting: [
@@ -407,34 +463,36 @@ extension ArticleGenerator {
                 JSONMember(key: "rank", value: .number(String(rank + 1))),
             ]))
         }
-        add("keywords", .array(keywords))
-        add("byline", .object([JSONMember(key: "original", value: .string(original(b.people)))]))
-        if random.below(100) < 80 {
-            let base = "https://static01.nyt.com/images/\(b.year)/\(b.month)/\(b.day)/multimedia/\(b.day)\(b.shortSlug)-\(FNV1a64.hex(random.next()).prefix(4))"
-            let tall = 300 + Int(random.below(300))
-            add("multimedia", .object(sorting: [
-                JSONMember(key: "caption", value: .string(sentence(minimumWords: 10))),
-                JSONMember(key: "credit", value: .string("\(pick(Vocabulary.firstNames)) \(pick(Vocabulary.lastNames)) for The New York Times")),
-                JSONMember(key: "default", value: .object(sorting: [
-                    JSONMember(key: "url", value: .string(base + "-articleLarge.jpg")),
-                    JSONMember(key: "height", value: .number(String(tall))),
-                    JSONMember(key: "width", value: .number("600")),
-                ])),
-                JSONMember(key: "thumbnail", value: .object(sorting: [
-                    JSONMember(key: "url", value: .string(base + "-thumbStandard.jpg")),
-                    JSONMember(key: "height", value: .number("75")),
-                    JSONMember(key: "width", value: .number("75")),
-                ])),
-            ]))
-        } else {
-            add("multimedia", .object(sorting: [
+        return .array(keywords)
+    }
+
+    /// The 2025 `multimedia` object: a caption, a credit, a `default` and a `thumbnail` image, or
+    /// the same fields empty.
+    private mutating func multimedia2025(_ b: Basics) -> JSONValue {
+        guard random.below(100) < 80 else {
+            return .object(sorting: [
                 JSONMember(key: "caption", value: .string("")),
                 JSONMember(key: "credit", value: .string("")),
                 JSONMember(key: "default", value: .object(sorting: [JSONMember(key: "url", value: .string(""))])),
                 JSONMember(key: "thumbnail", value: .object(sorting: [JSONMember(key: "url", value: .string(""))])),
-            ]))
+            ])
         }
-        return .object(sorting: members)
+        let base = "https://static01.nyt.com/images/\(b.year)/\(b.month)/\(b.day)/multimedia/\(b.day)\(b.shortSlug)-\(FNV1a64.hex(random.next()).prefix(4))"
+        let tall = 300 + Int(random.below(300))
+        return .object(sorting: [
+            JSONMember(key: "caption", value: .string(sentence(minimumWords: 10))),
+            JSONMember(key: "credit", value: .string("\(pick(Vocabulary.firstNames)) \(pick(Vocabulary.lastNames)) for The New York Times")),
+            JSONMember(key: "default", value: .object(sorting: [
+                JSONMember(key: "url", value: .string(base + "-articleLarge.jpg")),
+                JSONMember(key: "height", value: .number(String(tall))),
+                JSONMember(key: "width", value: .number("600")),
+            ])),
+            JSONMember(key: "thumbnail", value: .object(sorting: [
+                JSONMember(key: "url", value: .string(base + "-thumbStandard.jpg")),
+                JSONMember(key: "height", value: .number("75")),
+                JSONMember(key: "width", value: .number("75")),
+            ])),
+        ])
     }
 }
 

@@ -69,24 +69,29 @@ extension FakeNYTServer.Core {
             send(FakeNYTServer.Response.json(400, FakeNYTServer.errorsBody("Malformed HTTP request")), on: connection)
             return
         }
-        guard request.path == FakeNYTServer.searchPath else {
-            send(FakeNYTServer.notFound(request.path), on: connection)
+        if let refusal = FakeNYTServer.refusal(of: request) {
+            send(refusal, on: connection)
             return
         }
-        guard request.method == "GET" else {
-            send(FakeNYTServer.Response.json(405, FakeNYTServer.faultBody("Method not allowed", code: "messaging.adaptors.http.flow.MethodNotAllowed")),
-                 on: connection)
+        guard let fault = takeFault(recording: request) else {
+            send(answer(request.query), on: connection)
             return
         }
-        let fault = state.withLock { state -> FakeNYTServer.Fault? in
+        respond(to: request, with: fault, on: connection)
+    }
+
+    /// Takes the next scripted fault, if any, and records the request with it.
+    private func takeFault(recording request: FakeNYTServer.Request) -> FakeNYTServer.Fault? {
+        state.withLock { state -> FakeNYTServer.Fault? in
             let fault = state.faults.isEmpty ? nil : state.faults.removeFirst()
             state.requests.append(FakeNYTServer.RecordedRequest(path: request.path, query: request.query, fault: fault))
             return fault
         }
-        guard let fault else {
-            send(answer(request.query), on: connection)
-            return
-        }
+    }
+
+    /// Answers a search request as `fault` scripts: an error body, a late, cut or malformed
+    /// answer, or no answer at all.
+    private func respond(to request: FakeNYTServer.Request, with fault: FakeNYTServer.Fault, on connection: Int32) {
         switch fault {
         case .rateLimited:
             let identifier = UUID().uuidString.lowercased()
@@ -197,6 +202,17 @@ extension FakeNYTServer.Core {
 }
 
 extension FakeNYTServer {
+    /// The response to a request that is not a search (another path, or not a GET), or nil.
+    static func refusal(of request: Request) -> Response? {
+        guard request.path == searchPath else {
+            return notFound(request.path)
+        }
+        guard request.method == "GET" else {
+            return Response.json(405, faultBody("Method not allowed", code: "messaging.adaptors.http.flow.MethodNotAllowed"))
+        }
+        return nil
+    }
+
     /// Where `needle` first occurs in `haystack` at or after `start`.
     static func firstIndex(of needle: [UInt8], in haystack: [UInt8], from start: Int) -> Int? {
         guard !needle.isEmpty, haystack.count >= needle.count else { return nil }

@@ -55,12 +55,50 @@ extension FakeNYTServer {
     /// Parses the supported `fq` subset: `field:("A" "B")`, `field:"A"` or `field:A`, clauses joined
     /// by ` AND `. Nil when the text uses anything else (or a field `fq` does not support here).
     static func parseFilter(_ text: String) -> [FilterClause]? {
-        let characters = Array(text)
+        var scanner = FilterScanner(text)
+        var clauses: [FilterClause] = []
+        scanner.skipSpaces()
+        guard !scanner.atEnd else { return [] }
+        while true {
+            guard let next = scanner.clause() else { return nil }
+            clauses.append(next)
+            let beforeSpaces = scanner.i
+            scanner.skipSpaces()
+            if scanner.atEnd { return clauses }
+            guard scanner.i > beforeSpaces, scanner.skipAnd() else { return nil }
+            scanner.skipSpaces()
+        }
+    }
+
+    /// A cursor over the characters of an `fq` text, with a scanner for each part of a clause.
+    private struct FilterScanner {
+        let characters: [Character]
+        /// The next character to read.
         var i = 0
-        func skipSpaces() {
+
+        /// A scanner at the start of `text`.
+        init(_ text: String) {
+            characters = Array(text)
+        }
+
+        /// Whether every character has been read.
+        var atEnd: Bool { i == characters.count }
+
+        /// Skips spaces and tabs.
+        mutating func skipSpaces() {
             while i < characters.count, characters[i] == " " || characters[i] == "\t" { i += 1 }
         }
-        func quoted() -> String? {
+
+        /// Skips `AND` when a space or tab follows it (not at the end); false, reading nothing, otherwise.
+        mutating func skipAnd() -> Bool {
+            guard i + 3 < characters.count, String(characters[i..<(i + 3)]) == "AND",
+                  characters[i + 3] == " " || characters[i + 3] == "\t" else { return false }
+            i += 3
+            return true
+        }
+
+        /// A `"..."` value (no escapes); nil when none starts here or it is not closed.
+        mutating func quoted() -> String? {
             guard i < characters.count, characters[i] == "\"" else { return nil }
             i += 1
             var value = ""
@@ -72,28 +110,18 @@ extension FakeNYTServer {
             i += 1
             return value
         }
-        func clause() -> FilterClause? {
+
+        /// One `field:value`, `field:"value"` or `field:("A" "B")` clause on a field `fq` supports.
+        mutating func clause() -> FilterClause? {
             var field = ""
             while i < characters.count, characters[i].isLetter || characters[i] == "_" {
                 field.append(characters[i])
                 i += 1
             }
-            guard filterFields.contains(field), i < characters.count, characters[i] == ":" else { return nil }
+            guard FakeNYTServer.filterFields.contains(field), i < characters.count, characters[i] == ":" else { return nil }
             i += 1
             guard i < characters.count else { return nil }
-            if characters[i] == "(" {
-                i += 1
-                var values: Set<String> = []
-                skipSpaces()
-                while i < characters.count, characters[i] != ")" {
-                    guard let value = quoted() else { return nil }
-                    values.insert(value)
-                    skipSpaces()
-                }
-                guard i < characters.count, !values.isEmpty else { return nil }
-                i += 1
-                return FilterClause(field: field, values: values)
-            }
+            if characters[i] == "(" { return valueList(of: field) }
             if characters[i] == "\"" {
                 guard let value = quoted() else { return nil }
                 return FilterClause(field: field, values: [value])
@@ -105,19 +133,20 @@ extension FakeNYTServer {
             }
             return value.isEmpty ? nil : FilterClause(field: field, values: [value])
         }
-        var clauses: [FilterClause] = []
-        skipSpaces()
-        guard i < characters.count else { return [] }
-        while true {
-            guard let next = clause() else { return nil }
-            clauses.append(next)
-            let beforeSpaces = i
+
+        /// The `("A" "B")` form of a clause on `field`, from its `(`: at least one quoted value, then `)`.
+        mutating func valueList(of field: String) -> FilterClause? {
+            i += 1
+            var values: Set<String> = []
             skipSpaces()
-            if i == characters.count { return clauses }
-            guard i > beforeSpaces, i + 3 < characters.count, String(characters[i..<(i + 3)]) == "AND",
-                  characters[i + 3] == " " || characters[i + 3] == "\t" else { return nil }
-            i += 3
-            skipSpaces()
+            while i < characters.count, characters[i] != ")" {
+                guard let value = quoted() else { return nil }
+                values.insert(value)
+                skipSpaces()
+            }
+            guard i < characters.count, !values.isEmpty else { return nil }
+            i += 1
+            return FilterClause(field: field, values: values)
         }
     }
 
@@ -169,6 +198,86 @@ extension FakeNYTServer {
     }
 }
 
+extension FakeNYTServer {
+    /// A search parameter the API refuses, with the message of its 400 body.
+    struct InvalidParameter: Error {
+        var message: String
+    }
+
+    /// The search parameters of a request (`page`, `begin_date`, `end_date`, `sort`, `fq`, `q`), checked.
+    struct SearchParameters: Sendable {
+        /// The page asked for, from 0.
+        var page = 0
+        /// The first day (days since 1970) a document may be of, when given.
+        var firstDay: Int64?
+        /// The last day (days since 1970) a document may be of, when given.
+        var lastDay: Int64?
+        /// The order of the results.
+        var order: SortOrder
+        /// The `fq` clauses, all of which a document must pass.
+        var clauses: [FilterClause] = []
+        /// The words of `q`, lowercased, as UTF-8.
+        var words: [[UInt8]]
+
+        /// The parameters of `query`, checked in the order the API checks them; throws for the
+        /// first one it refuses.
+        init(_ query: [String: String]) throws(InvalidParameter) {
+            if let text = query["page"] {
+                guard text.utf8.count <= 4, text.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }), let value = Int(text),
+                      value <= FakeNYTServer.maximumPage else {
+                    throw InvalidParameter(message: "Invalid page: \(text). page must be an integer from 0 to \(FakeNYTServer.maximumPage)")
+                }
+                page = value
+            }
+            for (name, bound) in [("begin_date", 0), ("end_date", 1)] {
+                guard let text = query[name] else { continue }
+                guard let day = FakeNYTServer.parseDay(text) else {
+                    throw InvalidParameter(message: "Invalid \(name): \(text). Use the format YYYYMMDD")
+                }
+                if bound == 0 { firstDay = day } else { lastDay = day }
+            }
+            switch query["sort"] ?? "" {
+            case "newest": order = .newest
+            case "oldest": order = .oldest
+            case "relevance", "": order = .relevance
+            case let other:
+                throw InvalidParameter(message: "Invalid sort: \(other). Use newest, oldest or relevance")
+            }
+            if let fq = query["fq"] {
+                guard let parsed = FakeNYTServer.parseFilter(fq) else {
+                    throw InvalidParameter(message: "Invalid fq: \(fq)")
+                }
+                clauses = parsed
+            }
+            words = (query["q"] ?? "").lowercased().split(whereSeparator: { $0 == " " || $0 == "\t" }).map { Array($0.utf8) }
+        }
+
+        /// Whether `entry` is in the dates, passes every `fq` clause and holds every word of `q`.
+        func admits(_ entry: Entry) -> Bool {
+            if let firstDay, (entry.day ?? Int64.min) < firstDay { return false }
+            if let lastDay, (entry.day ?? Int64.max) > lastDay { return false }
+            for clause in clauses {
+                guard let value = entry.facets[clause.field], clause.values.contains(value) else { return false }
+            }
+            for word in words where !FakeNYTServer.contains(entry.text, word) { return false }
+            return true
+        }
+    }
+
+    /// The JSON array of the page of `matches` that starts at `offset` (at most `pageSize`
+    /// documents, none past the end), from the entries' served bytes.
+    static func docsArray(_ matches: [Entry], offset: Int) -> [UInt8] {
+        let pageEntries = offset < matches.count ? matches[offset..<min(matches.count, offset + pageSize)] : []
+        var docs: [UInt8] = [UInt8(ascii: "[")]
+        for (position, entry) in pageEntries.enumerated() {
+            if position > 0 { docs.append(UInt8(ascii: ",")) }
+            docs.append(contentsOf: entry.bytes)
+        }
+        docs.append(UInt8(ascii: "]"))
+        return docs
+    }
+}
+
 extension FakeNYTServer.Core {
     /// The answer to a search request that got no fault (or a fault that still answers).
     func answer(_ query: [String: String]) -> FakeNYTServer.Response {
@@ -180,60 +289,19 @@ extension FakeNYTServer.Core {
         guard key == apiKey else {
             return .json(401, FakeNYTServer.faultBody("Invalid ApiKey", code: "oauth.v2.InvalidApiKey"))
         }
-        var page = 0
-        if let text = query["page"] {
-            guard text.utf8.count <= 4, text.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }), let value = Int(text),
-                  value <= FakeNYTServer.maximumPage else {
-                return .json(400, FakeNYTServer.errorsBody("Invalid page: \(text). page must be an integer from 0 to \(FakeNYTServer.maximumPage)"))
-            }
-            page = value
+        let search: FakeNYTServer.SearchParameters
+        do throws(FakeNYTServer.InvalidParameter) {
+            search = try FakeNYTServer.SearchParameters(query)
+        } catch {
+            return .json(400, FakeNYTServer.errorsBody(error.message))
         }
-        var firstDay: Int64?
-        var lastDay: Int64?
-        for (name, bound) in [("begin_date", 0), ("end_date", 1)] {
-            guard let text = query[name] else { continue }
-            guard let day = FakeNYTServer.parseDay(text) else {
-                return .json(400, FakeNYTServer.errorsBody("Invalid \(name): \(text). Use the format YYYYMMDD"))
-            }
-            if bound == 0 { firstDay = day } else { lastDay = day }
-        }
-        let order: FakeNYTServer.SortOrder
-        switch query["sort"] ?? "" {
-        case "newest": order = .newest
-        case "oldest": order = .oldest
-        case "relevance", "": order = .relevance
-        case let other:
-            return .json(400, FakeNYTServer.errorsBody("Invalid sort: \(other). Use newest, oldest or relevance"))
-        }
-        var clauses: [FakeNYTServer.FilterClause] = []
-        if let fq = query["fq"] {
-            guard let parsed = FakeNYTServer.parseFilter(fq) else {
-                return .json(400, FakeNYTServer.errorsBody("Invalid fq: \(fq)"))
-            }
-            clauses = parsed
-        }
-        let words = (query["q"] ?? "").lowercased().split(whereSeparator: { $0 == " " || $0 == "\t" }).map { Array($0.utf8) }
 
         let entries = state.withLock { $0.entries }
-        var matches = entries.filter { entry in
-            if let firstDay, (entry.day ?? Int64.min) < firstDay { return false }
-            if let lastDay, (entry.day ?? Int64.max) > lastDay { return false }
-            for clause in clauses {
-                guard let value = entry.facets[clause.field], clause.values.contains(value) else { return false }
-            }
-            for word in words where !FakeNYTServer.contains(entry.text, word) { return false }
-            return true
-        }
-        matches.sort { FakeNYTServer.precedes($0, $1, in: order) }
+        var matches = entries.filter { search.admits($0) }
+        matches.sort { FakeNYTServer.precedes($0, $1, in: search.order) }
 
-        let offset = page * FakeNYTServer.pageSize
-        let pageEntries = offset < matches.count ? matches[offset..<min(matches.count, offset + FakeNYTServer.pageSize)] : []
-        var docs: [UInt8] = [UInt8(ascii: "[")]
-        for (position, entry) in pageEntries.enumerated() {
-            if position > 0 { docs.append(UInt8(ascii: ",")) }
-            docs.append(contentsOf: entry.bytes)
-        }
-        docs.append(UInt8(ascii: "]"))
+        let offset = search.page * FakeNYTServer.pageSize
+        let docs = FakeNYTServer.docsArray(matches, offset: offset)
         let elapsed = ContinuousClock.now - started
         let milliseconds = Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)
         return .json(200, body(docs: docs, hits: matches.count, offset: offset, time: milliseconds))
