@@ -25,6 +25,9 @@ public enum StoreError: Error, LocalizedError, Sendable, Equatable {
     case locked(path: String, holder: String, waitedSeconds: Double)
     /// The data folder path is not a folder.
     case notAFolder(path: String)
+    /// The snapshot of the index (`index.snapshot`, derived data) is damaged: the store answers
+    /// from the log instead.
+    case damagedSnapshot(path: String, reason: String)
     /// A filter could not be read: where (`column 17`, `$in at section_name`) and what was expected.
     case invalidFilter(String)
 
@@ -53,6 +56,8 @@ public enum StoreError: Error, LocalizedError, Sendable, Equatable {
             return "\(path): locked by \(holder); gave up after \(String(format: "%.1f", waited)) s"
         case .notAFolder(let path):
             return "\(path): not a folder"
+        case .damagedSnapshot(let path, let reason):
+            return "\(path): \(reason)"
         case .invalidFilter(let message):
             return "filter: \(message)"
         }

@@ -12,7 +12,7 @@ extension DocumentStore {
                     if let cached = cache, cached.key == generation {
                         index = cached.index
                     } else {
-                        let sorted = Self.sortedByID(Array(state.entries.values))
+                        let sorted = try self.table(try state.entries.sorted())
                         index = QueryIndex(projection: state.projection, textSearch: schema.textSearch, entries: sorted)
                         cache = (generation, index)
                     }

@@ -6,7 +6,7 @@ extension DocumentStore {
         try state.withLock { (state: inout State) throws(StoreError) -> StoreStatistics in
             try self.refresh(&state)
             let indexBytes = try fileSystem.status(of: path(FileNames.index))?.size ?? 0
-            let bytes = state.entries.values.reduce(0) { $0 + $1.size }
+            let bytes = try self.table(try state.entries.totalSize())
             return StoreStatistics(documents: state.entries.count, documentBytes: bytes, indexBytes: indexBytes,
                                    indexLines: state.index.lines, deadEntries: state.index.lines - state.entries.count,
                                    formatVersion: state.metadata.format, projection: state.projection.paths)
@@ -30,13 +30,19 @@ extension DocumentStore {
 
     /// Replaces the index file with the state's entries (sorted by ID), atomically and durably.
     func writeIndex(_ state: inout State) throws(StoreError) {
-        let lines = try indexFile.rewrittenBatch(state.entries.sorted { $0.key < $1.key })
+        let sorted = try table(try state.entries.sorted())
+        let lines = try indexFile.rewrittenBatch(sorted)
         try writeDurably(lines.bytes, to: FileNames.index)
         state.index = IndexFile.Position(identity: try fileSystem.status(of: indexFile.path)?.identity,
                                          consumed: lines.bytes.count, lines: lines.count)
-        for span in lines.fieldSpans {
-            state.entries[span.id]?.fields = .indexFile(offset: span.offset, length: span.length)
+        var entries = EntryTable()
+        entries.reserveCapacity(sorted.count)
+        for (entry, span) in zip(sorted, lines.fieldSpans) {
+            var moved = entry
+            moved.fields = FieldsReference.indexFile(offset: span.offset, length: span.length)
+            try? entries.set(span.id, moved)
         }
+        state.entries = entries
     }
 
     /// A document file found by scanning the documents folder.
@@ -54,7 +60,7 @@ extension DocumentStore {
     /// Reads every document file under `docs/` (files the store does not own are skipped). An
     /// entry keeps the first-stored time `known` has for its ID, and its updated time too when its
     /// hash is the one `known` recorded (else the file's modification time is when it changed).
-    func scanDocuments(projection: Projection, known: [DocumentID: IndexEntry]) throws(StoreError) -> [ScannedFile] {
+    func scanDocuments(projection: Projection, known: EntryTable) throws(StoreError) -> [ScannedFile] {
         var scanned: [ScannedFile] = []
         let buckets = try fileSystem.entries(ofFolder: path(FileNames.documents)) ?? []
         for bucket in buckets.sorted() where FileNames.isBucket(bucket) {
@@ -85,7 +91,7 @@ extension DocumentStore {
                 }
                 let modified = try fileSystem.status(of: path(relative))?.modified ?? .now()
                 let hash = FNV1a64.hash(bytes)
-                let previous = known[DocumentID(id)]
+                let previous = try table(try known.entry(DocumentID(id)))
                 let entry = IndexEntry(id: id, hash: hash, size: bytes.count,
                                        storedAt: previous?.storedAt ?? modified,
                                        updatedAt: previous.flatMap { $0.hash == hash ? $0.updatedAt : nil } ?? modified,
@@ -100,9 +106,9 @@ extension DocumentStore {
     /// (with `keepingOldIndex`, the old index file is first copied to the quarantine folder).
     func rebuildEntries(_ state: inout State, persist: Bool, keepingOldIndex: Bool = false) throws(StoreError) {
         let scanned = try scanDocuments(projection: state.projection, known: state.entries)
-        state.entries = [:]
+        state.entries = EntryTable()
         for file in scanned {
-            if case .document(let entry) = file.content { state.entries[DocumentID(entry.id)] = entry }
+            if case .document(let entry) = file.content { try? state.entries.set(DocumentID(entry.id), entry) }
         }
         guard persist else {
             state.index.lines = state.entries.count
@@ -174,7 +180,7 @@ extension DocumentStore {
             case .document(let found):
                 let key = DocumentID(found.id)
                 seen.insert(key)
-                guard let known = state.entries[key] else {
+                guard let known = try table(try state.entries.entry(key)) else {
                     problems.append(StoreProblem(kind: .unindexedDocument, file: file.file, id: found.id, detail: "not in the index"))
                     continue
                 }
@@ -186,7 +192,7 @@ extension DocumentStore {
                 }
             }
         }
-        for (key, entry) in state.entries where !seen.contains(key) && !scannedFiles.contains(entry.file) {
+        for entry in try table(try state.entries.sorted()) where !seen.contains(DocumentID(entry.id)) && !scannedFiles.contains(entry.file) {
             problems.append(StoreProblem(kind: .missingDocument, file: entry.file, id: entry.id,
                                          detail: "in the index as \(StoreError.quote(entry.id)) but the file is missing"))
         }

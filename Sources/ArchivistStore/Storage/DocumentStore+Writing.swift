@@ -157,17 +157,23 @@ extension DocumentStore {
         var temporaryFolderReady = false
 
         /// The entry an ID has once the operations staged so far apply.
-        func current(_ key: DocumentID, in entries: [DocumentID: IndexEntry]) -> IndexEntry? {
+        func current(_ key: DocumentID, in entries: EntryTable) throws(SnapshotDamage) -> IndexEntry? {
             if let planned = pending[key] { return planned.entry }
-            return entries[key]
+            return try entries.entry(key)
         }
 
         /// The IDs whose entry the batch changes (a removal of an ID that had none changes nothing).
-        func changes(against entries: [DocumentID: IndexEntry]) -> [DocumentID] {
-            order.filter { key in
-                guard let planned = pending[key] else { return false }
-                return planned.entry != nil || entries[key] != nil
+        func changes(against entries: EntryTable) throws(SnapshotDamage) -> [DocumentID] {
+            var changed: [DocumentID] = []
+            for key in order {
+                guard let planned = pending[key] else { continue }
+                if planned.entry != nil {
+                    changed.append(key)
+                } else if try entries.entry(key) != nil {
+                    changed.append(key)
+                }
             }
+            return changed
         }
 
         func discardTemporaries(on fileSystem: any FileSystem) {
@@ -183,7 +189,7 @@ extension DocumentStore {
         let now = Timestamp.now()
         var batch = try stage(operations, encoded, now: now, &state)
         // A batch that changes nothing writes nothing.
-        let changes = batch.changes(against: state.entries)
+        let changes = try table(try batch.changes(against: state.entries))
         if changes.isEmpty {
             batch.discardTemporaries(on: fileSystem)
             return batch.outcomes
@@ -200,7 +206,7 @@ extension DocumentStore {
             throw error
         }
         for key in changes {
-            state.entries[key] = batch.pending[key]!.entry
+            try table(try state.entries.set(key, batch.pending[key]!.entry))
         }
         try journal.remove()
         return batch.outcomes
@@ -219,7 +225,7 @@ extension DocumentStore {
                     batch.outcomes.append(.success(try stagePut(id: id, encoding!, now: now, &batch, &state)))
                 case .remove(let id):
                     let key = DocumentID(id)
-                    guard batch.current(key, in: state.entries) != nil else {
+                    guard try table(try batch.current(key, in: state.entries)) != nil else {
                         batch.outcomes.append(.success(.unchanged))
                         continue
                     }
@@ -242,7 +248,7 @@ extension DocumentStore {
                           _ state: inout State) throws(StoreError) -> UpsertOutcome {
         let key = DocumentID(id)
         let bytes = encoding.bytes
-        let existing = batch.current(key, in: state.entries)
+        let existing = try table(try batch.current(key, in: state.entries))
         if let existing, existing.hash == encoding.hash, existing.size == bytes.count {
             var stored = batch.pending[key]?.bytes
             if stored == nil { stored = try fileSystem.contents(of: path(existing.file)) }
@@ -318,7 +324,7 @@ extension DocumentStore {
             }
         }
         if lines.count > 0 {
-            for (key, reference) in try appendToIndex(lines, &state) { state.entries[key]?.fields = reference }
+            for (key, reference) in try appendToIndex(lines, &state) { state.entries.setFields(key, reference) }
         }
         for name in temporaries {
             try fileSystem.removeFile(path(FileNames.temporary + "/" + name))
@@ -332,7 +338,7 @@ extension DocumentStore {
     /// unreadable: left for check to report and repair to quarantine).
     private func rederivedLine(for key: DocumentID, _ state: inout State) throws(StoreError) -> IndexFile.Line? {
         let id = key.rawValue
-        let known = state.entries[key]
+        let known = try table(try state.entries.entry(key))
         let derived: IndexEntry?
         switch try derivedEntry(forID: id, storedAt: known?.storedAt, projection: state.projection) {
         case .entry(let entry): derived = entry
@@ -342,7 +348,7 @@ extension DocumentStore {
         if derived == nil && known == nil { return nil }
         if let derived, let known, derived.hasSameContent(as: known),
            try fieldsBytes(of: derived) == fieldsBytes(of: known) { return nil }
-        state.entries[key] = derived
+        try table(try state.entries.set(key, derived))
         return derived.map { .entry($0) } ?? .removal(id)
     }
 

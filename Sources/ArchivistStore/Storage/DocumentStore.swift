@@ -34,7 +34,7 @@ public final class DocumentStore: Sendable {
 
     struct State {
         var metadata: StoreMetadata
-        var entries: [DocumentID: IndexEntry] = [:]
+        var entries = EntryTable()
         /// How far the index file has been read.
         var index = IndexFile.Position()
         var knownBuckets: Set<String> = []
@@ -95,6 +95,15 @@ public final class DocumentStore: Sendable {
 
     // MARK: Reading
 
+    /// Runs a read of the entry table, reporting a damaged snapshot as a store error.
+    func table<T>(_ body: @autoclosure () throws(SnapshotDamage) -> T) throws(StoreError) -> T {
+        do {
+            return try body()
+        } catch {
+            throw .damagedSnapshot(path: path(FileNames.snapshot), reason: error.description)
+        }
+    }
+
     /// Picks up changes other processes have committed since the last call.
     public func refresh() throws(StoreError) {
         try state.withLock { (state: inout State) throws(StoreError) in
@@ -121,17 +130,16 @@ public final class DocumentStore: Sendable {
     public func entry(forID id: String) throws(StoreError) -> IndexEntry? {
         try state.withLock { (state: inout State) throws(StoreError) -> IndexEntry? in
             try self.refresh(&state)
-            return state.entries[DocumentID(id)]
+            return try self.table(try state.entries.entry(DocumentID(id)))
         }
     }
 
     /// Every index entry, sorted by ID bytes.
     public func entries() throws(StoreError) -> [IndexEntry] {
-        let entries = try state.withLock { (state: inout State) throws(StoreError) -> [IndexEntry] in
+        try state.withLock { (state: inout State) throws(StoreError) -> [IndexEntry] in
             try self.refresh(&state)
-            return Array(state.entries.values)
+            return try self.table(try state.entries.sorted())
         }
-        return Self.sortedByID(entries)
     }
 
     /// The stored bytes of a document (pretty JSON with a trailing newline), or nil when none.
@@ -233,32 +241,28 @@ public final class DocumentStore: Sendable {
     func loadIndex(_ state: inout State) throws(StoreError) -> IndexFile.Load {
         let expected = (try? fileSystem.status(of: indexFile.path))??.size ?? 0
         var position = IndexFile.Position()
-        var entries: [DocumentID: IndexEntry] = [:]
+        var entries = EntryTable()
         defer {
             state.index = position
             state.entries = entries
         }
         return try indexFile.readAll(into: &position, reset: {
-            entries = [:]
+            entries = EntryTable()
             entries.reserveCapacity(expected / 400)
         }, apply: { lines in Self.apply(lines, to: &entries) })
     }
 
     /// Applies decoded index lines to the entries: the last line for an ID wins.
-    static func apply(_ lines: [IndexFile.Line], to entries: inout [DocumentID: IndexEntry]) {
-        for line in lines {
-            switch line {
-            case .entry(let entry): entries[DocumentID(entry.id)] = entry
-            case .removal(let id): entries[DocumentID(id)] = nil
-            }
-        }
+    static func apply(_ lines: [IndexFile.Line], to entries: inout EntryTable) {
+        // Without a snapshot nothing is read from a file, so nothing can fail.
+        try? entries.apply(lines)
     }
 
     /// Picks up index lines other processes appended, or reads everything again when the index
     /// was replaced (compacted, rebuilt) or cannot be followed.
     func refresh(_ state: inout State, lockHeld: Bool = false) throws(StoreError) {
         // The entries are moved out, not copied, while the tail is applied to them.
-        var entries: [DocumentID: IndexEntry] = [:]
+        var entries = EntryTable()
         swap(&entries, &state.entries)
         var position = state.index
         let progress: IndexFile.Progress

@@ -72,7 +72,7 @@ struct EntryTable {
     func sorted() throws(SnapshotDamage) -> [IndexEntry] {
         var memory: [IndexEntry] = []
         memory.reserveCapacity(overlay.count)
-        for case .some(.some(let entry)) in overlay.values { memory.append(entry) }
+        for case .some(let entry) in overlay.values { memory.append(entry) }
         memory = DocumentStore.sortedByID(memory)
         guard let snapshot else { return memory }
         var result: [IndexEntry] = []
@@ -93,7 +93,7 @@ struct EntryTable {
     /// The sum of the live documents' sizes.
     func totalSize() throws(SnapshotDamage) -> Int {
         var total = 0
-        for case .some(.some(let entry)) in overlay.values { total += entry.size }
+        for case .some(let entry) in overlay.values { total += entry.size }
         guard let snapshot else { return total }
         for ordinal in 0..<snapshot.count where !superseded.contains(ordinal) {
             total += try snapshot.entry(at: ordinal).size

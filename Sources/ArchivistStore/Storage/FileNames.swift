@@ -16,6 +16,8 @@ public enum FileNames {
     public static let metadata = "archivist.json"
     /// The index file.
     public static let index = "index.jsonl"
+    /// The snapshot of the index's query structures (derived; rebuilt when missing or stale).
+    public static let snapshot = "index.snapshot"
     /// The write-ahead list of IDs in the batch being written.
     public static let journal = "journal.jsonl"
     /// The lock file.

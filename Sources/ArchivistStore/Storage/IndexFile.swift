@@ -403,11 +403,11 @@ extension IndexFile {
 
     /// The lines of a whole new file holding `entries` in ID order, their fields copied from memory
     /// or from the current file. The caller writes the bytes aside and renames them into place.
-    func rewrittenBatch(_ entries: [(key: DocumentID, value: IndexEntry)]) throws(StoreError) -> Batch {
-        let needsOld = entries.contains { if case .indexFile = $0.value.fields { return true } else { return false } }
+    func rewrittenBatch(_ entries: [IndexEntry]) throws(StoreError) -> Batch {
+        let needsOld = entries.contains { if case .indexFile = $0.fields { return true } else { return false } }
         let old = needsOld ? try fileSystem.contents(of: path) ?? [] : []
         var batch = Batch()
-        for (_, entry) in entries {
+        for entry in entries {
             switch entry.fields {
             case .inline(let bytes):
                 batch.append(entry, fields: bytes)
