@@ -2,9 +2,6 @@ import ArchivistStore
 import Foundation
 
 extension Command {
-    /// The columns `find` shows in table and csv formats without `--fields`.
-    static let defaultColumns = ["_id", "pub_date", "section_name", "headline.main"]
-
     static let filterHelp = """
     FILTER is either a MongoDB filter document ('{"section_name": "Sports", "pub_date": {"$gte": "2015-07-01"}}')
     or the infix language: section_name = Sports and pub_date >= 2015-07-01 and not headline.main ~ preview.
@@ -95,44 +92,6 @@ extension Command {
         shell.renderer.render(list: values.map { Record([("value", $0.value), ("count", .int($0.count))]) }, to: shell.output)
     }
 
-    /// `index list|add FIELD...|drop FIELD...`: the projected fields.
-    public static let index = Command(
-        name: "index", synopsis: "list | add FIELD... | drop FIELD...", summary: "List, add or drop the fields projected into the index",
-        discussion: """
-        Queries are answered from the projected fields held in the index. Adding or dropping a field
-        rewrites the index from the documents (reading each one); a query on a field outside the
-        projection still works by reading the documents, and says so.
-        """,
-        examples: ["index list", "index add subsection_name", "index drop web_url"],
-        arity: 1...Int.max
-    ) { invocation, shell in
-        let store = try shell.store()
-        let action = invocation.positionals[0]
-        let fields = Array(invocation.positionals.dropFirst())
-        var paths = store.projection.paths
-        switch action {
-        case "list":
-            guard fields.isEmpty else { throw ShellError.usage("index: list takes no fields", command: "index") }
-        case "add", "drop":
-            guard !fields.isEmpty else { throw ShellError.usage("index: \(action) needs at least one FIELD", command: "index") }
-            for field in fields where field.isEmpty || field.hasPrefix(".") || field.hasSuffix(".") || field.contains("..") {
-                throw ShellError.usage("index: '\(field)' is not a dotted field path", command: "index")
-            }
-            if action == "add" {
-                paths.append(contentsOf: fields)
-            } else {
-                for field in fields where !paths.contains(field) {
-                    throw ShellError.failure("index: '\(field)' is not in the projection (see 'archivist index list')")
-                }
-                paths.removeAll { fields.contains($0) }
-            }
-            try store.changeProjection(to: Projection(paths: paths))
-        default:
-            throw ShellError.usage("index: expected list, add or drop, not '\(action)'", command: "index")
-        }
-        shell.renderer.render(list: store.projection.paths.map { Record([("field", .string($0))]) }, to: shell.output)
-    }
-
     /// Reads the filter words of a command line (joined with spaces) in either syntax.
     static func parseFilter(_ words: [String]) throws -> Filter {
         try FilterParser.parseAny(words.joined(separator: " "))
@@ -150,56 +109,5 @@ extension Command {
     /// The paths of a `--fields a,b.c` option (blanks around a comma ignored), nil without it.
     static func fieldList(_ text: String?) -> [String]? {
         text.map { $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } }
-    }
-
-    /// Says on stderr that a query read documents from disk.
-    static func noteScan(_ paths: [String], shell: Shell) {
-        guard !paths.isEmpty else { return }
-        shell.errors.line("note: \(paths.joined(separator: ", ")) \(paths.count == 1 ? "is" : "are") not in the index projection, so the documents were read from disk ('archivist index add FIELD' adds a field)")
-    }
-
-    /// Throws `.interrupted` when Ctrl-C was pressed during a long listing.
-    static func stopIfInterrupted(printed: Int, of total: Int) throws {
-        guard Interruption.isRequested else { return }
-        throw ShellError.interrupted("interrupted after \(printed) of \(total) documents")
-    }
-
-    /// Prints documents: whole ones in jsonl and json without `--fields`, else the fields asked
-    /// (or the default columns) as records.
-    static func printDocuments(_ ids: [String], fields: [String]?, store: DocumentStore, shell: Shell) throws {
-        let format = shell.effectiveFormat
-        if fields == nil && (format == .jsonl || format == .json) {
-            var documents: [JSONValue] = []
-            for (printed, id) in ids.enumerated() {
-                try stopIfInterrupted(printed: printed, of: ids.count)
-                guard let document = try store.document(withID: id) else { continue }
-                if format == .jsonl {
-                    shell.output.write(bytes: JSONWriter.compactBytes(document) + [0x0A])
-                } else {
-                    documents.append(document)
-                }
-            }
-            if format == .json { shell.output.write(bytes: JSONWriter.prettyBytes(.array(documents))) }
-            return
-        }
-        let columns = fields ?? defaultColumns
-        let index = try store.queryIndex(loading: Set(columns))
-        var records: [Record] = []
-        for (read, id) in ids.enumerated() {
-            try stopIfInterrupted(printed: read, of: ids.count)
-            var document: JSONValue?
-            var values: [(String, JSONValue)] = []
-            for column in columns {
-                if let ordinal = index.ordinal(of: id), index.isProjected(column) {
-                    values.append((column, index.value(column, at: ordinal) ?? .null))
-                    continue
-                }
-                if document == nil { document = try store.document(withID: id) }
-                let found = document?.values(atPath: column) ?? []
-                values.append((column, found.count == 1 ? found[0] : (found.isEmpty ? .null : .array(found))))
-            }
-            records.append(Record(values))
-        }
-        shell.renderer.render(list: records, to: shell.output, clippingTo: shell.output.isTerminal ? Renderer.terminalWidth() : nil)
     }
 }

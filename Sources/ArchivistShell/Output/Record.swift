@@ -20,8 +20,3 @@ public struct Record: Sendable, Equatable {
         .object(fields.map { JSONMember(key: $0.name, value: $0.value) })
     }
 }
-
-extension JSONValue {
-    /// An integer number.
-    static func int(_ value: Int) -> JSONValue { .number(String(value)) }
-}

@@ -1,0 +1,46 @@
+extension Command {
+    /// Splits arguments into options and positionals, checking them against this command.
+    public func parse(_ arguments: [String]) throws(ShellError) -> Invocation {
+        var invocation = Invocation(command: name)
+        var index = 0
+        var optionsEnded = false
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            if optionsEnded || !argument.hasPrefix("--") || argument == "-" {
+                invocation.positionals.append(argument)
+                continue
+            }
+            if argument == "--" {
+                optionsEnded = true
+                continue
+            }
+            let (name, inlineValue) = Shell.split(argument)
+            guard let option = options.first(where: { $0.name == name }) else {
+                throw .usage("\(self.name): unknown option '\(name)'; usage: \(usage)", command: self.name)
+            }
+            if let valueName = option.valueName {
+                if let inlineValue {
+                    invocation.options[name, default: []].append(inlineValue)
+                } else if index < arguments.count {
+                    invocation.options[name, default: []].append(arguments[index])
+                    index += 1
+                } else {
+                    throw .usage("\(self.name): option '\(name)' needs a value (\(valueName))", command: self.name)
+                }
+            } else {
+                if inlineValue != nil {
+                    throw .usage("\(self.name): option '\(name)' takes no value", command: self.name)
+                }
+                invocation.flags.insert(name)
+            }
+        }
+        if invocation.positionals.count < arity.lowerBound {
+            throw .usage("\(self.name): missing arguments; usage: \(usage)", command: self.name)
+        }
+        if invocation.positionals.count > arity.upperBound {
+            throw .usage("\(self.name): too many arguments; usage: \(usage)", command: self.name)
+        }
+        return invocation
+    }
+}

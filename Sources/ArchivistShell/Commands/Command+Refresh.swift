@@ -1,0 +1,73 @@
+import ArchivistClient
+import ArchivistStore
+import Foundation
+
+extension Command {
+    /// `refresh [NAME...]`: fetch what is new for saved searches.
+    public static let refresh = Command(
+        name: "refresh", synopsis: "[NAME...]", summary: "Fetch only what is new for saved searches (all when no NAME)",
+        discussion: """
+        For each saved search (all of them without NAME): fetches every hit from the newest
+        publication date a complete run has stored, less a day of overlap, up to today (or the saved
+        --to), oldest first, and upserts them. A search never run to completion starts from its
+        saved --from. A refresh that finds nothing new costs one request per search. Prints a row per
+        search: the range fetched and what changed.
+        """ + "\n\n" + apiHelp,
+        examples: ["refresh", "refresh climate desks", "refresh climate --pace 12"],
+        options: apiOptions, arity: 0...Int.max, isInterruptible: true
+    ) { invocation, shell in
+        let configuration = try clientConfiguration(invocation, command: "refresh")
+        let store = try shell.store()
+        let saved = SavedSearches(store: store)
+        let all = try saved.all()
+        var chosen: [SavedSearch] = []
+        if invocation.positionals.isEmpty {
+            chosen = all.sorted { $0.name < $1.name }
+            if chosen.isEmpty { throw ShellError.failure("refresh: no saved searches ('archivist search QUERY --save NAME' saves one)") }
+        } else {
+            for name in invocation.positionals {
+                guard let search = all.first(where: { $0.name == name }) else { throw ClientError.unknownSearch(name: name) }
+                chosen.append(search)
+            }
+        }
+        var records: [Record] = []
+        var failure: ShellError?
+        for search in chosen {
+            if Interruption.isRequested {
+                failure = .interrupted("refresh: interrupted before \(search.name); what was fetched is stored")
+                break
+            }
+            let today = CalendarDay.today
+            var request = search.request
+            request.from = search.newestPublication.map { CalendarDay($0).adding(days: -1) } ?? search.request.from
+            request.to = min(search.request.to ?? today, today)
+            request.sort = .oldest
+            func row(_ summary: HarvestSummary?, _ status: String) -> Record {
+                Record([("name", .string(search.name)),
+                        ("from", request.from.map { .string($0.description) } ?? .null),
+                        ("to", request.to.map { .string($0.description) } ?? .null)]
+                       + summaryFields(summary ?? HarvestSummary()) + [("status", .string(status))])
+            }
+            if let from = request.from, let to = request.to, to < from {
+                records.append(row(nil, "up to date (its range ends \(to))"))
+                continue
+            }
+            let (summary, error) = harvest(request, limit: .all, configuration: configuration, store: store, shell: shell)
+            try saved.recordRun(of: search.name, at: Date(), summary: summary, isComplete: error == nil)
+            guard let error else {
+                records.append(row(summary, "done"))
+                continue
+            }
+            if case .cancelled = error {
+                records.append(row(summary, "interrupted"))
+                failure = .interrupted("refresh: interrupted during \(search.name); what was fetched is stored")
+            } else {
+                records.append(row(summary, "failed"))
+                failure = .failure("\(search.name): \(Shell.message(for: error))")
+            }
+            break
+        }
+        shell.renderer.render(list: records, to: shell.output)
+        if let failure { throw failure }
+    }
+}

@@ -1,0 +1,46 @@
+/// One command of the command table: its name, usage, help text and what it does.
+///
+/// The same table serves the command line, piped scripts and the interactive shell.
+public struct Command: Sendable {
+    /// The command's name.
+    public var name: String
+    /// What follows the name in a usage line: `ID JSON`.
+    public var synopsis: String
+    /// One line saying what it does.
+    public var summary: String
+    /// A paragraph or two of detail for `help COMMAND`.
+    public var discussion: String
+    /// Example invocations (without the leading `archivist`).
+    public var examples: [String]
+    /// Options it accepts.
+    public var options: [Option]
+    /// How many positional arguments it takes.
+    public var arity: ClosedRange<Int>
+    /// Whether Ctrl-C asks the command to stop at its next safe point (instead of ending the
+    /// process): long commands that check `Interruption.isRequested`.
+    public var isInterruptible: Bool
+    /// Runs the command.
+    public var run: @Sendable (Invocation, Shell) throws -> Void
+
+    /// Creates a command.
+    public init(name: String, synopsis: String, summary: String, discussion: String = "", examples: [String] = [],
+                options: [Option] = [], arity: ClosedRange<Int>, isInterruptible: Bool = false,
+                run: @escaping @Sendable (Invocation, Shell) throws -> Void) {
+        self.name = name
+        self.synopsis = synopsis
+        self.summary = summary
+        self.discussion = discussion
+        self.examples = examples
+        self.options = options
+        self.arity = arity
+        self.isInterruptible = isInterruptible
+        self.run = run
+    }
+
+    /// `archivist put ID JSON`.
+    public var usage: String {
+        let options = self.options.map { "[\($0.label)]" }
+        return (["archivist", name] + options + (synopsis.isEmpty ? [] : [synopsis])).joined(separator: " ")
+    }
+
+}
