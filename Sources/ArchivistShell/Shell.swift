@@ -14,7 +14,7 @@ public final class Shell: @unchecked Sendable {
     public static let version = "0.1.0"
 
     /// The data folder.
-    public private(set) var dataFolder: String
+    public internal(set) var dataFolder: String
     /// The output format chosen with `--format` (nil: table on a terminal, else jsonl).
     public var format: OutputFormat?
     /// Where results go.
@@ -79,63 +79,29 @@ public final class Shell: @unchecked Sendable {
             output.flush()
             errors.flush()
         }
-        var rest: [String] = []
-        var index = 0
-        var bail = false
-        var mode: InputMode?
+        let global: GlobalArguments
         do throws(ShellError) {
-            while index < arguments.count {
-                let argument = arguments[index]
-                index += 1
-                if argument == "--" {
-                    rest.append(contentsOf: arguments[(index - 1)...])
-                    break
-                }
-                let (name, inline) = Self.split(argument)
-                switch name {
-                case "--data", "--format":
-                    guard let value = inline ?? (index < arguments.count ? arguments[index] : nil) else {
-                        throw .usage("option '\(name)' needs a value", command: nil)
-                    }
-                    if inline == nil { index += 1 }
-                    if name == "--data" {
-                        guard !value.isEmpty else { throw .usage("option '--data' needs a folder", command: nil) }
-                        dataFolder = value  // opened on first use, so `help` creates nothing
-                    } else {
-                        guard let format = OutputFormat(rawValue: value) else {
-                            throw .usage("unknown format '\(value)'; use table, json, jsonl or csv", command: nil)
-                        }
-                        self.format = format
-                    }
-                case "--help", "-h":
-                    rest.insert("help", at: 0)
-                case "--bail":
-                    bail = true
-                case "--batch":
-                    mode = .batch
-                case "--interactive":
-                    mode = .interactive
-                case "--version":
-                    output.line("archivist \(Self.version)")
-                    return ExitStatus.success
-                default:
-                    rest.append(argument)
-                }
-            }
+            global = try parseGlobalOptions(arguments)
         } catch {
             return report(error)
         }
-        guard let name = rest.first else {
-            // No command: read commands from standard input. A script (not a terminal, or
-            // --batch) runs line by line; the interactive shell needs a terminal.
-            let interactive = mode.map { $0 == .interactive } ?? (isatty(STDIN_FILENO) == 1)
-            readsCommandsFromStandardInput = true
-            if !interactive { return runScript(bail: bail, nextLine: { Swift.readLine(strippingNewline: true) }) }
-            // libedit needs a terminal; without one, prompts are printed and lines read plainly.
-            guard isatty(STDIN_FILENO) == 1 else { return runInteractive(reader: PlainLineReader(output: output)) }
-            return runInteractive(reader: EditLineReader(historyPath: EditLineReader.defaultHistoryPath()))
+        if global.printsVersion {
+            output.line("archivist \(Self.version)")
+            return ExitStatus.success
         }
-        return execute(command: name, arguments: Array(rest.dropFirst()))
+        guard let name = global.words.first else { return readCommands(bail: global.bail, mode: global.mode) }
+        return execute(command: name, arguments: Array(global.words.dropFirst()))
+    }
+
+    /// With no command: reads commands from standard input. A script (not a terminal, or
+    /// `--batch`) runs line by line; the interactive shell needs a terminal.
+    func readCommands(bail: Bool, mode: InputMode?) -> Int32 {
+        let interactive = mode.map { $0 == .interactive } ?? (isatty(STDIN_FILENO) == 1)
+        readsCommandsFromStandardInput = true
+        if !interactive { return runScript(bail: bail, nextLine: { Swift.readLine(strippingNewline: true) }) }
+        // libedit needs a terminal; without one, prompts are printed and lines read plainly.
+        guard isatty(STDIN_FILENO) == 1 else { return runInteractive(reader: PlainLineReader(output: output)) }
+        return runInteractive(reader: EditLineReader(historyPath: EditLineReader.defaultHistoryPath()))
     }
 
     /// Whether commands come from a person at a terminal or from a script.
@@ -185,11 +151,5 @@ public final class Shell: @unchecked Sendable {
     public static func message(for error: any Error) -> String {
         let text = (error as? LocalizedError)?.errorDescription ?? String(describing: error)
         return text.replacingOccurrences(of: "\n", with: " ")
-    }
-
-    /// `--name=value` as the name and the value; any other argument as itself and nil.
-    static func split(_ argument: String) -> (String, String?) {
-        guard argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") else { return (argument, nil) }
-        return (String(argument[..<equals]), String(argument[argument.index(after: equals)...]))
     }
 }

@@ -1,14 +1,15 @@
 extension Command {
-    /// Splits arguments into options and positionals, checking them against this command.
-    public func parse(_ arguments: [String]) throws(ShellError) -> Invocation {
-        var invocation = Invocation(command: name)
+    /// Splits arguments into options and positionals, checking them against this command's
+    /// declared options and arity.
+    public func parse(_ arguments: [String]) throws(ShellError) -> ParsedArguments {
+        var parsed = ParsedArguments(command: name)
         var index = 0
         var optionsEnded = false
         while index < arguments.count {
             let argument = arguments[index]
             index += 1
             if optionsEnded || !argument.hasPrefix("--") || argument == "-" {
-                invocation.positionals.append(argument)
+                parsed.positionals.append(argument)
                 continue
             }
             if argument == "--" {
@@ -21,9 +22,9 @@ extension Command {
             }
             if let valueName = option.valueName {
                 if let inlineValue {
-                    invocation.options[name, default: []].append(inlineValue)
+                    parsed.values[name, default: []].append(inlineValue)
                 } else if index < arguments.count {
-                    invocation.options[name, default: []].append(arguments[index])
+                    parsed.values[name, default: []].append(arguments[index])
                     index += 1
                 } else {
                     throw .usage("\(self.name): option '\(name)' needs a value (\(valueName))", command: self.name)
@@ -32,15 +33,15 @@ extension Command {
                 if inlineValue != nil {
                     throw .usage("\(self.name): option '\(name)' takes no value", command: self.name)
                 }
-                invocation.flags.insert(name)
+                parsed.flags.insert(name)
             }
         }
-        if invocation.positionals.count < arity.lowerBound {
+        if parsed.positionals.count < arity.lowerBound {
             throw .usage("\(self.name): missing arguments; usage: \(usage)", command: self.name)
         }
-        if invocation.positionals.count > arity.upperBound {
+        if parsed.positionals.count > arity.upperBound {
             throw .usage("\(self.name): too many arguments; usage: \(usage)", command: self.name)
         }
-        return invocation
+        return parsed
     }
 }

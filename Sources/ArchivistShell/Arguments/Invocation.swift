@@ -1,26 +1,73 @@
-/// A parsed command line for one command.
-public struct Invocation: Sendable {
-    /// The command's name.
-    public var command: String
+/// A parsed command line for one command, whose options are looked up by the command's own
+/// declarations (`Options`), never by spelling.
+public struct Invocation<Options: CommandOptions>: Sendable {
+    /// The command's name, which messages start with.
+    public let command: String
     /// Arguments that are not options, in order.
-    public var positionals: [String] = []
-    /// Values of options that take one, by option name.
-    public var options: [String: [String]] = [:]
-    /// Flags given.
-    public var flags: Set<String> = []
+    public let positionals: [String]
+    private let values: [Options: [String]]
+    private let flags: Set<Options>
 
-    /// Creates an empty invocation.
-    public init(command: String) {
-        self.command = command
+    /// Reads `arguments` parsed against `Options`' declarations (an option they do not declare
+    /// cannot have been parsed, and stops the process).
+    init(_ arguments: ParsedArguments) {
+        var bySpelling: [String: Options] = [:]
+        for option in Options.allCases { bySpelling[option.declaration.name] = option }
+        func declared(_ name: String) -> Options {
+            guard let option = bySpelling[name] else {
+                preconditionFailure("\(arguments.command): option '\(name)' was parsed but is not declared")
+            }
+            return option
+        }
+        command = arguments.command
+        positionals = arguments.positionals
+        values = Dictionary(uniqueKeysWithValues: arguments.values.map { (declared($0.key), $0.value) })
+        flags = Set(arguments.flags.map(declared))
     }
 
-    /// The last value given for an option.
-    public func value(_ option: String) -> String? {
-        options[option]?.last
+    /// The last value given for an option that takes one.
+    public func value(_ option: Options) -> String? {
+        values(option).last
+    }
+
+    /// Every value given for an option that takes one (a repeatable option), in order.
+    public func values(_ option: Options) -> [String] {
+        precondition(!option.declaration.isFlag, "\(command): '\(option.declaration.name)' is a flag; ask isSet")
+        return values[option] ?? []
     }
 
     /// Whether a flag was given.
-    public func isSet(_ flag: String) -> Bool {
-        flags.contains(flag)
+    public func isSet(_ flag: Options) -> Bool {
+        precondition(flag.declaration.isFlag, "\(command): '\(flag.declaration.name)' takes a value; ask value")
+        return flags.contains(flag)
+    }
+
+    /// A message of this command: `find: MESSAGE`.
+    public func labelled(_ message: String) -> String {
+        "\(command): \(message)"
+    }
+
+    /// A usage error of this command: `find: MESSAGE` (exit 64).
+    public func usageError(_ message: String) -> ShellError {
+        .usage(labelled(message), command: command)
+    }
+
+    /// A failure of this command: `find: MESSAGE` (exit 1).
+    public func failure(_ message: String) -> ShellError {
+        .failure(labelled(message))
+    }
+
+    /// This command's stop at Ctrl-C: `find: MESSAGE` (exit 130).
+    public func interrupted(_ message: String) -> ShellError {
+        .interrupted(labelled(message))
+    }
+
+    /// The value of a count option (a whole number, 0 or more), nil when not given.
+    public func count(_ option: Options) throws(ShellError) -> Int? {
+        guard let text = value(option) else { return nil }
+        guard let value = Int(text), value >= 0 else {
+            throw usageError("\(option.declaration.name) takes a whole number, not '\(text)'")
+        }
+        return value
     }
 }

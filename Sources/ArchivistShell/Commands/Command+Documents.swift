@@ -12,7 +12,7 @@ extension Command {
         arity: 2...2
     ) { invocation, shell in
         let id = invocation.positionals[0]
-        let document = try parseArgument(invocation.positionals[1], command: "put")
+        let document = try parseArgument(invocation.positionals[1], of: invocation)
         let outcome = try shell.store().put(document, id: id)
         shell.renderer.render(single: Record([("id", .string(id)), ("outcome", .string(outcome.rawValue))]), to: shell.output)
     }
@@ -24,7 +24,7 @@ extension Command {
         examples: [#"add '{"_id":"4fd2a0b78eb7c8105d88fd8e","headline":{"main":"Hello"}}'"#, #"add '{"note":"gets a UUID"}'"#],
         arity: 1...1
     ) { invocation, shell in
-        let document = try parseArgument(invocation.positionals[0], command: "add")
+        let document = try parseArgument(invocation.positionals[0], of: invocation)
         let (id, outcome) = try shell.store().add(document)
         shell.renderer.render(single: Record([("id", .string(id)), ("outcome", .string(outcome.rawValue))]), to: shell.output)
     }
@@ -60,6 +60,17 @@ extension Command {
         }
     }
 
+    /// `remove`'s options.
+    enum RemoveOption: CommandOptions {
+        case `where`
+
+        var declaration: Option {
+            switch self {
+            case .where: Option("--where", value: "FILTER", help: "remove every document matching FILTER")
+            }
+        }
+    }
+
     /// `remove ID...`: remove documents.
     public static let remove = Command(
         name: "remove", synopsis: "ID... | --where FILTER", summary: "Remove the documents with these IDs, or those matching a filter",
@@ -69,11 +80,11 @@ extension Command {
         separate arguments), and no match is not an error.
         """,
         examples: ["remove 4fd2a0b78eb7c8105d88fd8e", "remove id-1 id-2 id-3", "remove --where 'pub_date < 2001-01-01'"],
-        options: [Option("--where", value: "FILTER", help: "remove every document matching FILTER")],
+        options: RemoveOption.self,
         arity: 0...Int.max
     ) { invocation, shell in
         var ids = invocation.positionals
-        if let filterText = invocation.value("--where") {
+        if let filterText = invocation.value(.where) {
             let store = try shell.store()
             let result = try store.find(Query(filter: try parseFilter([filterText] + ids)))
             noteScan(result.scannedPaths, shell: shell)
@@ -82,7 +93,8 @@ extension Command {
             shell.renderer.render(single: Record([("removed", .int(removed.filter { $0 }.count)), ("missing", .int(0))]), to: shell.output)
             return
         }
-        guard !ids.isEmpty else { throw ShellError.usage("remove: give IDs or --where FILTER; usage: archivist remove ID... | --where FILTER", command: "remove") }
+        let filterOption = RemoveOption.where.declaration.label
+        guard !ids.isEmpty else { throw invocation.usageError("give IDs or \(filterOption); usage: archivist \(invocation.command) ID... | \(filterOption)") }
         let removed = try shell.store().remove(ids)
         for (id, wasRemoved) in zip(ids, removed) where !wasRemoved {
             shell.reportError(StoreError.notFound(id: id).errorDescription ?? id)
@@ -93,11 +105,11 @@ extension Command {
     }
 
     /// Parses a JSON command-line argument, naming the command in the error.
-    static func parseArgument(_ text: String, command: String) throws -> JSONValue {
+    static func parseArgument<Options>(_ text: String, of invocation: Invocation<Options>) throws -> JSONValue {
         do throws(JSONSyntaxError) {
             return try JSONParser.parse(text)
         } catch {
-            throw ShellError.failure("\(command): JSON argument: \(error.description)")
+            throw invocation.failure("JSON argument: \(error.description)")
         }
     }
 }

@@ -5,6 +5,17 @@ import ArchivistStore
 import Foundation
 
 extension Command {
+    /// `export`'s options.
+    enum ExportOption: CommandOptions {
+        case to
+
+        var declaration: Option {
+            switch self {
+            case .to: Option("--to", value: "FILE", help: "write to FILE instead of standard output")
+            }
+        }
+    }
+
     /// `export [--to FILE]`: write every document as JSON Lines.
     public static let export = Command(
         name: "export", synopsis: "[FILTER]", summary: "Write every document (or those matching FILTER) as JSON Lines, sorted by ID",
@@ -14,7 +25,7 @@ extension Command {
         FILTER is as for find.
         """,
         examples: ["export > backup.jsonl", "export --to backup.jsonl", "export section_name = Sports --to sports.jsonl"],
-        options: [Option("--to", value: "FILE", help: "write to FILE instead of standard output")],
+        options: ExportOption.self,
         arity: 0...Int.max, isInterruptible: true
     ) { invocation, shell in
         let store = try shell.store()
@@ -26,14 +37,14 @@ extension Command {
             noteScan(result.scannedPaths, shell: shell)
             ids = result.ids
         }
-        let destination = invocation.value("--to")
+        let destination = invocation.value(.to)
         let temporary = destination.map { $0 + ".tmp-\(getpid())" }
         var sink = shell.output
         var descriptor: Int32 = -1
         if let temporary {
             descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
             guard descriptor >= 0 else {
-                throw ShellError.failure("export: \(temporary): cannot create: \(systemErrorMessage())")
+                throw invocation.failure("\(temporary): cannot create: \(systemErrorMessage())")
             }
             sink = TextSink(descriptor: descriptor)
         }
@@ -50,7 +61,7 @@ extension Command {
                 written += 1
             } catch {
                 failures += 1
-                shell.reportError("export: " + Shell.message(for: error))
+                shell.reportError(invocation.labelled(Shell.message(for: error)))
             }
         }
         if Interruption.isRequested {
@@ -58,9 +69,9 @@ extension Command {
             if let destination, let temporary {
                 close(descriptor)
                 _ = try? POSIXFileSystem().removeFile(temporary)
-                throw ShellError.interrupted("export: interrupted; \(destination) was not written")
+                throw invocation.interrupted("interrupted; \(destination) was not written")
             }
-            throw ShellError.interrupted("export: interrupted after \(written) of \(ids.count) documents")
+            throw invocation.interrupted("interrupted after \(written) of \(ids.count) documents")
         }
         if let destination, let temporary {
             sink.flush()
@@ -68,11 +79,11 @@ extension Command {
             close(descriptor)
             let fileSystem = POSIXFileSystem()
             do {
-                guard synced else { throw ShellError.failure("export: \(destination): cannot write: \(systemErrorMessage())") }
+                guard synced else { throw invocation.failure("\(destination): cannot write: \(systemErrorMessage())") }
                 try fileSystem.rename(temporary, to: destination)
             } catch {
                 _ = try? fileSystem.removeFile(temporary)
-                throw ShellError.failure(error is ShellError ? Shell.message(for: error) : "export: " + Shell.message(for: error))
+                throw error is ShellError ? error : invocation.failure(Shell.message(for: error))
             }
         }
         if failures > 0 { throw ShellError.reported }

@@ -5,12 +5,15 @@ import Foundation
 import Synchronization
 
 extension Command {
-    /// Options every command that talks to the API takes.
-    static let apiOptions = [
-        Option("--api-base", value: "URL", help: "the API's base URL (else NYT_API_BASE, else https://api.nytimes.com)"),
-        Option("--pace", value: "SECONDS", help: "least seconds between requests (else ARCHIVIST_PACE, else 12)"),
-    ]
+    /// The options of a command that talks to the API: it declares `--api-base` and `--pace`.
+    protocol APIOptions: CommandOptions {
+        /// `--api-base URL`.
+        static var apiBase: Self { get }
+        /// `--pace SECONDS`.
+        static var pace: Self { get }
+    }
 
+    /// What `help` says of the API for every command that talks to it.
     static let apiHelp = """
     The key comes from NYT_API_KEY (https://developer.nytimes.com/get-started) and never appears in
     output, errors or files (URLs show api-key=REDACTED). NYT allows 5 requests a minute and 500 a
@@ -21,21 +24,21 @@ extension Command {
     """
 
     /// The client's settings from options and the environment; the key from `NYT_API_KEY`.
-    static func clientConfiguration(_ invocation: Invocation, command: String) throws -> NYTClient.Configuration {
+    static func clientConfiguration<Options: APIOptions>(_ invocation: Invocation<Options>) throws -> NYTClient.Configuration {
         let environment = ProcessInfo.processInfo.environment
         func seconds(_ text: String?, _ name: String) throws -> Double? {
             guard let text else { return nil }
             guard let value = Double(text), value.isFinite, value >= 0 else {
-                throw ShellError.usage("\(command): \(name) takes a number of seconds, not '\(text)'", command: command)
+                throw invocation.usageError("\(name) takes a number of seconds, not '\(text)'")
             }
             return value
         }
-        let base = invocation.value("--api-base") ?? environment["NYT_API_BASE"].flatMap { $0.isEmpty ? nil : $0 }
+        let base = invocation.value(.apiBase) ?? environment["NYT_API_BASE"].flatMap { $0.isEmpty ? nil : $0 }
             ?? NYTClient.Configuration.defaultBaseURL
         guard SearchRequest().url(base: base, apiKey: nil) != nil else {
-            throw ShellError.usage("\(command): --api-base: '\(base)' is not an http(s) URL", command: command)
+            throw invocation.usageError("\(Options.apiBase.name): '\(base)' is not an http(s) URL")
         }
-        let pace = try seconds(invocation.value("--pace"), "--pace") ?? seconds(environment["ARCHIVIST_PACE"], "ARCHIVIST_PACE")
+        let pace = try seconds(invocation.value(.pace), Options.pace.name) ?? seconds(environment["ARCHIVIST_PACE"], "ARCHIVIST_PACE")
         guard let key = environment["NYT_API_KEY"], !key.trimmingCharacters(in: .whitespaces).isEmpty else {
             throw ClientError.missingAPIKey
         }

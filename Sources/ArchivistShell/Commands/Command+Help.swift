@@ -6,7 +6,7 @@ extension Command {
     ) { invocation, shell in
         if let name = invocation.positionals.first {
             guard let command = shell.commands.command(named: name) else {
-                throw ShellError.usage("help: unknown command '\(name)'", command: nil)
+                throw invocation.usageError("unknown command '\(name)'")
             }
             shell.output.write(command.helpText)
             return
@@ -19,12 +19,7 @@ extension Command {
         var text = "usage: \(usage)\n\n\(summary).\n"
         if !discussion.isEmpty { text += "\n\(discussion)\n" }
         if !options.isEmpty {
-            text += "\noptions:\n"
-            let labels = options.map { "  " + $0.label }
-            let width = labels.map(\.count).max() ?? 0
-            for (label, option) in zip(labels, options) {
-                text += label.padding(toLength: width + 2, withPad: " ", startingAt: 0) + option.help + "\n"
-            }
+            text += "\noptions:\n" + Option.helpList(options, gap: 2)
         }
         if !examples.isEmpty {
             text += "\nexamples:\n"

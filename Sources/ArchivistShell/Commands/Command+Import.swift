@@ -26,17 +26,17 @@ extension Command {
     }
 
     /// `import`'s work; Ctrl-C stops it between batches (it is interruptible).
-    static func runImport(_ invocation: Invocation, shell: Shell) throws {
+    static func runImport(_ invocation: Invocation<NoOptions>, shell: Shell) throws {
         let source = invocation.positionals[0]
         if source == "-" && shell.readsCommandsFromStandardInput {
-            throw ShellError.usage("import: '-' cannot be read: standard input holds the commands; give a file", command: "import")
+            throw invocation.usageError("'-' cannot be read: standard input holds the commands; give a file")
         }
         let name = source == "-" ? "stdin" : source
         var descriptor: Int32 = STDIN_FILENO
         if source != "-" {
             descriptor = open(source, O_RDONLY | O_CLOEXEC)
             guard descriptor >= 0 else {
-                throw ShellError.failure("import: \(source): cannot open: \(systemErrorMessage())")
+                throw invocation.failure("\(source): cannot open: \(systemErrorMessage())")
             }
         }
         defer { if descriptor != STDIN_FILENO { close(descriptor) } }
@@ -57,7 +57,7 @@ extension Command {
                     locations.append(item.location)
                 case .failure(let failure):
                     counts["failed", default: 0] += 1
-                    shell.reportError("import: \(name): \(item.location): \(failure.message)")
+                    shell.reportError(invocation.labelled("\(name): \(item.location): \(failure.message)"))
                 }
             }
             let results = try shell.store().upsert(documents)
@@ -67,7 +67,7 @@ extension Command {
                     counts[outcome.rawValue, default: 0] += 1
                 case .failure(let error):
                     counts["failed", default: 0] += 1
-                    shell.reportError("import: \(name): \(location): \(error.errorDescription ?? "refused")")
+                    shell.reportError(invocation.labelled("\(name): \(location): \(error.errorDescription ?? "refused")"))
                 }
             }
         }
@@ -78,19 +78,19 @@ extension Command {
             while !wasInterrupted, let items = reader.nextItems(maxCount: importBatchSize) {
                 try store(items)
             }
-            if let error = reader.readError { throw ShellError.failure("import: \(name): cannot read: \(error)") }
+            if let error = reader.readError { throw invocation.failure("\(name): cannot read: \(error)") }
         }
-        let prefix = try readPrefix(of: descriptor, upTo: 1 << 20, name: name)
+        let prefix = try readPrefix(of: descriptor, upTo: 1 << 20, name: name, invocation: invocation)
         if isJSONLines(prefix) {
             try storeLines(JSONLinesReader(descriptor: descriptor, prefix: prefix))
         } else {
             var bytes = prefix
-            bytes.append(contentsOf: try readPrefix(of: descriptor, upTo: Int.max, name: name))
+            bytes.append(contentsOf: try readPrefix(of: descriptor, upTo: Int.max, name: name, invocation: invocation))
             let reader: ImportReader
             do throws(ImportReader.ImportFailure) {
                 reader = try ImportReader(bytes: bytes)
             } catch {
-                throw ShellError.failure("import: \(name): \(error.message); nothing was stored")
+                throw invocation.failure("\(name): \(error.message); nothing was stored")
             }
             if reader.shape == .jsonLines {
                 try storeLines(JSONLinesReader(bytes: bytes))
@@ -106,20 +106,20 @@ extension Command {
         shell.renderer.render(single: Record(["added", "updated", "unchanged", "failed"].map { ($0, .int(counts[$0]!)) }), to: shell.output)
         if wasInterrupted {
             let stored = counts["added"]! + counts["updated"]! + counts["unchanged"]!
-            throw ShellError.interrupted("import: \(name): interrupted; the \(stored) documents of the batches before are stored")
+            throw invocation.interrupted("\(name): interrupted; the \(stored) documents of the batches before are stored")
         }
         if counts["failed"]! > 0 { throw ShellError.reported }
     }
 
     /// Reads up to `limit` bytes (fewer at the end of input).
     /// A read error (a folder given as FILE, an I/O error) is a one-line failure naming the input.
-    static func readPrefix(of descriptor: Int32, upTo limit: Int, name: String) throws -> [UInt8] {
+    static func readPrefix(of descriptor: Int32, upTo limit: Int, name: String, invocation: Invocation<NoOptions>) throws -> [UInt8] {
         var bytes: [UInt8] = []
         let chunk = 1 << 20
         while bytes.count < limit {
             let count = JSONLinesReader.read(descriptor, upTo: min(chunk, limit - bytes.count), appendingTo: &bytes)
             if count < 0 {
-                throw ShellError.failure("import: \(name): cannot read: \(systemErrorMessage()); nothing was stored")
+                throw invocation.failure("\(name): cannot read: \(systemErrorMessage()); nothing was stored")
             }
             if count == 0 { break }
         }

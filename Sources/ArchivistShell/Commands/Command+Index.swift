@@ -18,23 +18,23 @@ extension Command {
         var paths = store.projection.paths
         switch action {
         case "list":
-            guard fields.isEmpty else { throw ShellError.usage("index: list takes no fields", command: "index") }
+            guard fields.isEmpty else { throw invocation.usageError("list takes no fields") }
         case "add", "drop":
-            guard !fields.isEmpty else { throw ShellError.usage("index: \(action) needs at least one FIELD", command: "index") }
+            guard !fields.isEmpty else { throw invocation.usageError("\(action) needs at least one FIELD") }
             for field in fields where field.isEmpty || field.hasPrefix(".") || field.hasSuffix(".") || field.contains("..") {
-                throw ShellError.usage("index: '\(field)' is not a dotted field path", command: "index")
+                throw invocation.usageError("'\(field)' is not a dotted field path")
             }
             if action == "add" {
                 paths.append(contentsOf: fields)
             } else {
                 for field in fields where !paths.contains(field) {
-                    throw ShellError.failure("index: '\(field)' is not in the projection (see 'archivist index list')")
+                    throw invocation.failure("'\(field)' is not in the projection (see 'archivist index list')")
                 }
                 paths.removeAll { fields.contains($0) }
             }
             try store.changeProjection(to: Projection(paths: paths))
         default:
-            throw ShellError.usage("index: expected list, add or drop, not '\(action)'", command: "index")
+            throw invocation.usageError("expected list, add or drop, not '\(action)'")
         }
         shell.renderer.render(list: store.projection.paths.map { Record([("field", .string($0))]) }, to: shell.output)
     }

@@ -24,7 +24,7 @@ extension Command {
         name: "check", synopsis: "", summary: "Verify every document against the index; exit 1 naming each problem",
         discussion: "Reads every document file. Each problem is printed as FILE: WHAT (or a record in json, jsonl, csv); 'archivist repair' fixes them.",
         examples: ["check"], arity: 0...0
-    ) { _, shell in
+    ) { invocation, shell in
         let store = try shell.store()
         let problems = try store.check()
         if problems.isEmpty {
@@ -40,7 +40,7 @@ extension Command {
                         ("id", problem.id.map(JSONValue.string) ?? .null), ("detail", .string(problem.detail))])
             }, to: shell.output)
         }
-        throw ShellError.failure("check: \(problems.count) problem\(problems.count == 1 ? "" : "s") in \(shell.dataFolder); run 'archivist repair'")
+        throw invocation.failure("\(problems.count) problem\(problems.count == 1 ? "" : "s") in \(shell.dataFolder); run 'archivist repair'")
     }
 
     /// `repair`: fix what `check` finds.
@@ -52,7 +52,7 @@ extension Command {
         from the documents. Prints each action.
         """,
         examples: ["repair"], arity: 0...0
-    ) { _, shell in
+    ) { invocation, shell in
         let store = try shell.store()
         let report = try store.repair()
         var records: [Record] = []
@@ -72,7 +72,7 @@ extension Command {
         }
         let remaining = try store.check()
         if !remaining.isEmpty {
-            throw ShellError.failure("repair: \(remaining.count) problem(s) remain, first: \(remaining[0].description)")
+            throw invocation.failure("\(remaining.count) problem(s) remain, first: \(remaining[0].description)")
         }
     }
 

@@ -12,6 +12,20 @@ extension Command {
     as separate arguments.
     """
 
+    /// `find`'s options.
+    enum FindOption: CommandOptions {
+        case sort, skip, limit, fields
+
+        var declaration: Option {
+            switch self {
+            case .sort: Option("--sort", value: "FIELD[:desc]", help: "order by FIELD (repeatable; :desc for largest first)")
+            case .skip: Option("--skip", value: "N", help: "pass over the first N matches")
+            case .limit: Option("--limit", value: "N", help: "return at most N documents")
+            case .fields: .fields
+            }
+        }
+    }
+
     /// `find [FILTER] [--sort FIELD[:desc]]... [--skip N] [--limit N] [--fields a,b.c]`.
     public static let find = Command(
         name: "find", synopsis: "[FILTER]", summary: "List the documents matching a filter",
@@ -27,23 +41,20 @@ extension Command {
         examples: ["find section_name = Sports and pub_date >= 2015-07-01 --sort pub_date:desc --limit 10",
                    #"find '"climate change"' --fields _id,headline.main"#,
                    #"find '{"news_desk": {"$in": ["Sports", "Foreign"]}}' --format csv"#],
-        options: [Option("--sort", value: "FIELD[:desc]", help: "order by FIELD (repeatable; :desc for largest first)"),
-                  Option("--skip", value: "N", help: "pass over the first N matches"),
-                  Option("--limit", value: "N", help: "return at most N documents"),
-                  Option("--fields", value: "a,b.c", help: "the fields to show (dotted paths, comma-separated)")],
+        options: FindOption.self,
         arity: 0...Int.max, isInterruptible: true
     ) { invocation, shell in
         let filter = try parseFilter(invocation.positionals)
         var sort: [SortKey] = []
-        for text in invocation.options["--sort"] ?? [] {
+        for text in invocation.values(.sort) {
             guard let key = SortKey(parsing: text) else {
-                throw ShellError.usage("find: --sort takes FIELD or FIELD:desc, not '\(text)'", command: "find")
+                throw invocation.usageError("\(FindOption.sort.name) takes FIELD or FIELD:desc, not '\(text)'")
             }
             sort.append(key)
         }
-        let skip = try count(invocation.value("--skip"), option: "--skip", command: "find") ?? 0
-        let limit = try count(invocation.value("--limit"), option: "--limit", command: "find")
-        let fields = fieldList(invocation.value("--fields"))
+        let skip = try invocation.count(.skip) ?? 0
+        let limit = try invocation.count(.limit)
+        let fields = fieldList(invocation.value(.fields))
         let store = try shell.store()
         let result = try store.find(Query(filter: filter, sort: sort, skip: skip, limit: limit))
         noteScan(result.scannedPaths, shell: shell)
@@ -62,17 +73,28 @@ extension Command {
         shell.output.line(String(count))
     }
 
+    /// `facet`'s options.
+    enum FacetOption: CommandOptions {
+        case limit
+
+        var declaration: Option {
+            switch self {
+            case .limit: Option("--limit", value: "N", help: "show at most N values")
+            }
+        }
+    }
+
     /// `facet FIELD [FILTER] [--limit N]`: documents per value.
     public static let facet = Command(
         name: "facet", synopsis: "FIELD [FILTER]", summary: "Count documents per value of a field, most frequent first",
         discussion: "An array field counts each distinct element once per document. In table format each value gets a bar.\n\n" + filterHelp,
         examples: ["facet section_name", "facet keywords.value pub_date >= 2019-01-01 --limit 20"],
-        options: [Option("--limit", value: "N", help: "show at most N values")],
+        options: FacetOption.self,
         arity: 1...Int.max
     ) { invocation, shell in
         let path = invocation.positionals[0]
         let filter = try parseFilter(Array(invocation.positionals.dropFirst()))
-        let limit = try count(invocation.value("--limit"), option: "--limit", command: "facet")
+        let limit = try invocation.count(.limit)
         let (values, scanned) = try shell.store().facet(path, matching: filter, limit: limit)
         noteScan(scanned, shell: shell)
         if shell.effectiveFormat == .table {
@@ -95,15 +117,6 @@ extension Command {
     /// Reads the filter words of a command line (joined with spaces) in either syntax.
     static func parseFilter(_ words: [String]) throws -> Filter {
         try FilterParser.parseAny(words.joined(separator: " "))
-    }
-
-    /// Reads a non-negative count option.
-    static func count(_ text: String?, option: String, command: String) throws -> Int? {
-        guard let text else { return nil }
-        guard let value = Int(text), value >= 0 else {
-            throw ShellError.usage("\(command): \(option) takes a whole number, not '\(text)'", command: command)
-        }
-        return value
     }
 
     /// The paths of a `--fields a,b.c` option (blanks around a comma ignored), nil without it.

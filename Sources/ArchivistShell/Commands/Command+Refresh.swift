@@ -3,6 +3,18 @@ import ArchivistStore
 import Foundation
 
 extension Command {
+    /// `refresh`'s options: those of the API.
+    enum RefreshOption: APIOptions {
+        case apiBase, pace
+
+        var declaration: Option {
+            switch self {
+            case .apiBase: .apiBase
+            case .pace: .pace
+            }
+        }
+    }
+
     /// `refresh [NAME...]`: fetch what is new for saved searches.
     public static let refresh = Command(
         name: "refresh", synopsis: "[NAME...]", summary: "Fetch only what is new for saved searches (all when no NAME)",
@@ -14,16 +26,16 @@ extension Command {
         search: the range fetched and what changed.
         """ + "\n\n" + apiHelp,
         examples: ["refresh", "refresh climate desks", "refresh climate --pace 12"],
-        options: apiOptions, arity: 0...Int.max, isInterruptible: true
+        options: RefreshOption.self, arity: 0...Int.max, isInterruptible: true
     ) { invocation, shell in
-        let configuration = try clientConfiguration(invocation, command: "refresh")
+        let configuration = try clientConfiguration(invocation)
         let store = try shell.store()
         let saved = SavedSearches(store: store)
         let all = try saved.all()
         var chosen: [SavedSearch] = []
         if invocation.positionals.isEmpty {
             chosen = all.sorted { $0.name < $1.name }
-            if chosen.isEmpty { throw ShellError.failure("refresh: no saved searches ('archivist search QUERY --save NAME' saves one)") }
+            if chosen.isEmpty { throw invocation.failure("no saved searches ('archivist search QUERY --save NAME' saves one)") }
         } else {
             for name in invocation.positionals {
                 guard let search = all.first(where: { $0.name == name }) else { throw ClientError.unknownSearch(name: name) }
@@ -34,7 +46,7 @@ extension Command {
         var failure: ShellError?
         for search in chosen {
             if Interruption.isRequested {
-                failure = .interrupted("refresh: interrupted before \(search.name); what was fetched is stored")
+                failure = invocation.interrupted("interrupted before \(search.name); what was fetched is stored")
                 break
             }
             let today = CalendarDay.today
@@ -60,7 +72,7 @@ extension Command {
             }
             if case .cancelled = error {
                 records.append(row(summary, "interrupted"))
-                failure = .interrupted("refresh: interrupted during \(search.name); what was fetched is stored")
+                failure = invocation.interrupted("interrupted during \(search.name); what was fetched is stored")
             } else {
                 records.append(row(summary, "failed"))
                 failure = .failure("\(search.name): \(Shell.message(for: error))")

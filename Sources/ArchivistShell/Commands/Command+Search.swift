@@ -5,6 +5,27 @@ import Foundation
 import Synchronization
 
 extension Command {
+    /// `search`'s options.
+    enum SearchOption: APIOptions {
+        case from, to, sort, fq, pages, all, save, limit, fields, apiBase, pace
+
+        var declaration: Option {
+            switch self {
+            case .from: Option("--from", value: "DATE", help: "first publication day, YYYY-MM-DD (inclusive)")
+            case .to: Option("--to", value: "DATE", help: "last publication day, YYYY-MM-DD (inclusive)")
+            case .sort: Option("--sort", value: "ORDER", help: "newest, oldest or relevance (the API's default)")
+            case .fq: Option("--fq", value: "FILTER", help: "a Lucene filter query, passed through as fq")
+            case .pages: Option("--pages", value: "N", help: "fetch at most N pages of 10 (1 to 101; default 1)")
+            case .all: Option("--all", help: "fetch every hit, splitting the date range past 1,000 hits")
+            case .save: Option("--save", value: "NAME", help: "save the search under NAME for refresh")
+            case .limit: Option("--limit", value: "N", help: "show at most N articles")
+            case .fields: .fields
+            case .apiBase: .apiBase
+            case .pace: .pace
+            }
+        }
+    }
+
     /// `search [QUERY...]`: fetch from the API into the store, then show what matched.
     public static let search = Command(
         name: "search", synopsis: "[QUERY...]", summary: "Fetch articles from the NYT Article Search API into the store",
@@ -25,26 +46,18 @@ extension Command {
         examples: ["search election --from 2016-11-01 --to 2016-11-30 --sort newest --pages 3",
                    #"search --fq 'news_desk:("Sports" "Foreign")' --from 2019-01-01 --all --save desks"#,
                    "search climate --all --save climate --pace 12"],
-        options: [Option("--from", value: "DATE", help: "first publication day, YYYY-MM-DD (inclusive)"),
-                  Option("--to", value: "DATE", help: "last publication day, YYYY-MM-DD (inclusive)"),
-                  Option("--sort", value: "ORDER", help: "newest, oldest or relevance (the API's default)"),
-                  Option("--fq", value: "FILTER", help: "a Lucene filter query, passed through as fq"),
-                  Option("--pages", value: "N", help: "fetch at most N pages of 10 (1 to 101; default 1)"),
-                  Option("--all", help: "fetch every hit, splitting the date range past 1,000 hits"),
-                  Option("--save", value: "NAME", help: "save the search under NAME for refresh"),
-                  Option("--limit", value: "N", help: "show at most N articles"),
-                  Option("--fields", value: "a,b.c", help: "the fields to show (dotted paths, comma-separated)")] + apiOptions,
+        options: SearchOption.self,
         arity: 0...Int.max, isInterruptible: true
     ) { invocation, shell in
         let request = try searchRequest(invocation)
         let limit = try pageLimit(invocation)
-        let saveName = invocation.value("--save")
+        let saveName = invocation.value(.save)
         if let saveName, !SavedSearch.isValidName(saveName) {
-            throw ShellError.usage("search: --save takes a name of letters, digits, '.', '_' and '-' (at most 64), not '\(saveName)'", command: "search")
+            throw invocation.usageError("\(SearchOption.save.name) takes a name of letters, digits, '.', '_' and '-' (at most 64), not '\(saveName)'")
         }
-        let shown = try count(invocation.value("--limit"), option: "--limit", command: "search")
-        let fields = fieldList(invocation.value("--fields"))
-        let configuration = try clientConfiguration(invocation, command: "search")
+        let shown = try invocation.count(.limit)
+        let fields = fieldList(invocation.value(.fields))
+        let configuration = try clientConfiguration(invocation)
         let store = try shell.store()
         let saved = SavedSearches(store: store)
         if let saveName {
@@ -67,7 +80,7 @@ extension Command {
             Interruption.acknowledge()  // the press stopped the fetching; the fetched are still listed
             printSummary(summary, shell: shell)
             try printFetched(summary.ids, sort: request.sort, limit: shown, fields: fields, store: store, shell: shell)
-            throw ShellError.interrupted("search: interrupted after \(summary.pages) page\(summary.pages == 1 ? "" : "s"); the \(summary.fetched) article\(summary.fetched == 1 ? "" : "s") fetched are stored")
+            throw invocation.interrupted("interrupted after \(summary.pages) page\(summary.pages == 1 ? "" : "s"); the \(summary.fetched) article\(summary.fetched == 1 ? "" : "s") fetched are stored")
         }
         if let error {
             let kept = summary.fetched > 0 ? " (the \(summary.fetched) article\(summary.fetched == 1 ? "" : "s") from earlier pages are stored)" : ""
@@ -80,42 +93,42 @@ extension Command {
     // MARK: Parsing
 
     /// The request `search`'s arguments describe.
-    static func searchRequest(_ invocation: Invocation) throws -> SearchRequest {
-        func day(_ option: String) throws -> CalendarDay? {
+    static func searchRequest(_ invocation: Invocation<SearchOption>) throws -> SearchRequest {
+        func day(_ option: SearchOption) throws -> CalendarDay? {
             guard let text = invocation.value(option) else { return nil }
             guard text.utf8.count == 10, let day = CalendarDay(text) else {
-                throw ShellError.usage("search: \(option): '\(text)' is not a date (expected YYYY-MM-DD)", command: "search")
+                throw invocation.usageError("\(option.name): '\(text)' is not a date (expected YYYY-MM-DD)")
             }
             return day
         }
         var sort: SearchRequest.Sort?
-        if let text = invocation.value("--sort") {
+        if let text = invocation.value(.sort) {
             guard let parsed = SearchRequest.Sort(rawValue: text) else {
-                throw ShellError.usage("search: --sort takes newest, oldest or relevance, not '\(text)'", command: "search")
+                throw invocation.usageError("\(SearchOption.sort.name) takes newest, oldest or relevance, not '\(text)'")
             }
             sort = parsed
         }
         let query = invocation.positionals.joined(separator: " ").trimmingCharacters(in: .whitespaces)
-        let request = SearchRequest(query: query.isEmpty ? nil : query, filterQuery: invocation.value("--fq"),
-                                    from: try day("--from"), to: try day("--to"), sort: sort)
+        let request = SearchRequest(query: query.isEmpty ? nil : query, filterQuery: invocation.value(.fq),
+                                    from: try day(.from), to: try day(.to), sort: sort)
         do {
             try request.validate()
         } catch {
-            throw ShellError.usage("search: \(Shell.message(for: error))", command: "search")
+            throw invocation.usageError(Shell.message(for: error))
         }
         return request
     }
 
     /// `--pages N` or `--all`.
-    static func pageLimit(_ invocation: Invocation) throws -> PageLimit {
-        let pages = invocation.value("--pages")
-        if invocation.isSet("--all") {
-            if pages != nil { throw ShellError.usage("search: give --pages or --all, not both", command: "search") }
+    static func pageLimit(_ invocation: Invocation<SearchOption>) throws -> PageLimit {
+        let pages = invocation.value(.pages)
+        if invocation.isSet(.all) {
+            if pages != nil { throw invocation.usageError("give \(SearchOption.pages.name) or \(SearchOption.all.name), not both") }
             return .all
         }
         guard let pages else { return .pages(1) }
         guard let count = Int(pages), (1...SearchRequest.lastPage + 1).contains(count) else {
-            throw ShellError.usage("search: --pages takes a number from 1 to \(SearchRequest.lastPage + 1), not '\(pages)'", command: "search")
+            throw invocation.usageError("\(SearchOption.pages.name) takes a number from 1 to \(SearchRequest.lastPage + 1), not '\(pages)'")
         }
         return .pages(count)
     }

@@ -3,6 +3,17 @@ import ArchivistStore
 import Foundation
 
 extension Command {
+    /// `searches`' options.
+    enum SearchesOption: CommandOptions {
+        case drop
+
+        var declaration: Option {
+            switch self {
+            case .drop: Option("--drop", value: "NAME", help: "forget the saved search NAME")
+            }
+        }
+    }
+
     /// `searches`: the saved searches and their last runs.
     public static let searches = Command(
         name: "searches", synopsis: "", summary: "List the saved searches and their last runs",
@@ -13,12 +24,12 @@ extension Command {
         stay in the store). The searches live in searches.json in the data folder.
         """,
         examples: ["searches", "searches --format json", "searches --drop climate"],
-        options: [Option("--drop", value: "NAME", help: "forget the saved search NAME")],
+        options: SearchesOption.self,
         arity: 0...0
     ) { invocation, shell in
         let store = try shell.store()
         let saved = SavedSearches(store: store)
-        if let name = invocation.value("--drop") {
+        if let name = invocation.value(.drop) {
             try saved.remove(named: name)
             shell.renderer.render(single: Record([("dropped", .string(name))]), to: shell.output)
             return

@@ -12,29 +12,39 @@ public struct Command: Sendable {
     public var discussion: String
     /// Example invocations (without the leading `archivist`).
     public var examples: [String]
-    /// Options it accepts.
-    public var options: [Option]
+    /// The options it accepts, as its `CommandOptions` type declares them, in that order.
+    public let options: [Option]
     /// How many positional arguments it takes.
     public var arity: ClosedRange<Int>
     /// Whether Ctrl-C asks the command to stop at its next safe point (instead of ending the
     /// process): long commands that check `Interruption.isRequested`.
     public var isInterruptible: Bool
-    /// Runs the command.
-    public var run: @Sendable (Invocation, Shell) throws -> Void
+    /// Runs the command on arguments `parse` checked against `options`.
+    public let run: @Sendable (ParsedArguments, Shell) throws -> Void
 
-    /// Creates a command.
-    public init(name: String, synopsis: String, summary: String, discussion: String = "", examples: [String] = [],
-                options: [Option] = [], arity: ClosedRange<Int>, isInterruptible: Bool = false,
-                run: @escaping @Sendable (Invocation, Shell) throws -> Void) {
+    /// Creates a command taking the options `Options` declares; `run` looks them up by those
+    /// declarations.
+    public init<Options: CommandOptions>(name: String, synopsis: String, summary: String, discussion: String = "",
+                                         examples: [String] = [], options: Options.Type, arity: ClosedRange<Int>,
+                                         isInterruptible: Bool = false,
+                                         run: @escaping @Sendable (Invocation<Options>, Shell) throws -> Void) {
         self.name = name
         self.synopsis = synopsis
         self.summary = summary
         self.discussion = discussion
         self.examples = examples
-        self.options = options
+        self.options = Options.allCases.map(\.declaration)
         self.arity = arity
         self.isInterruptible = isInterruptible
-        self.run = run
+        self.run = { arguments, shell in try run(Invocation(arguments), shell) }
+    }
+
+    /// Creates a command that takes no options.
+    public init(name: String, synopsis: String, summary: String, discussion: String = "", examples: [String] = [],
+                arity: ClosedRange<Int>, isInterruptible: Bool = false,
+                run: @escaping @Sendable (Invocation<NoOptions>, Shell) throws -> Void) {
+        self.init(name: name, synopsis: synopsis, summary: summary, discussion: discussion, examples: examples,
+                  options: NoOptions.self, arity: arity, isInterruptible: isInterruptible, run: run)
     }
 
     /// `archivist put ID JSON`.
@@ -42,5 +52,4 @@ public struct Command: Sendable {
         let options = self.options.map { "[\($0.label)]" }
         return (["archivist", name] + options + (synopsis.isEmpty ? [] : [synopsis])).joined(separator: " ")
     }
-
 }

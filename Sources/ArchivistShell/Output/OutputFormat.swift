@@ -9,3 +9,11 @@ public enum OutputFormat: String, Sendable, CaseIterable {
     /// A header line and one line per record.
     case csv
 }
+
+extension OutputFormat {
+    /// The formats as messages list them: `table, json, jsonl or csv`.
+    static var choices: String {
+        let names = allCases.map(\.rawValue)
+        return names.dropLast().joined(separator: ", ") + " or " + names.last!
+    }
+}

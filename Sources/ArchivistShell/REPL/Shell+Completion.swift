@@ -20,11 +20,13 @@ extension Shell {
             return Array(((try? store().entries()) ?? []).lazy.map(\.id).filter { $0.hasPrefix(current) }.prefix(10_000))
         }
         let previous = words.count >= 3 ? words[words.count - 2] : ""
-        if command.name == "refresh" || (command.name == "searches" && previous == "--drop")
-            || (command.name == "search" && previous == "--save") {
+        if command.name == "refresh" || (command.name == "searches" && previous == Command.SearchesOption.drop.name)
+            || (command.name == "search" && previous == Command.SearchOption.save.name) {
             return savedSearchNames()
         }
-        if command.name == "search" && previous == "--sort" { return SearchRequest.Sort.allCases.map(\.rawValue) }
+        if command.name == "search" && previous == Command.SearchOption.sort.name {
+            return SearchRequest.Sort.allCases.map(\.rawValue)
+        }
         if command.name == "search" { return [] }
         let fields = (try? store().projection.paths) ?? []
         return ["_id"] + fields

@@ -6,7 +6,7 @@ extension Shell {
             output.line(effectiveFormat.rawValue)
         case (".mode", 1):
             guard let format = OutputFormat(rawValue: arguments[0]) else {
-                return report(ShellError.usage(".mode: expected table, json, jsonl or csv, not '\(arguments[0])'", command: nil))
+                return report(ShellError.usage(".mode: expected \(OutputFormat.choices), not '\(arguments[0])'", command: nil))
             }
             self.format = format
         case (".timer", 1) where ["on", "off"].contains(arguments[0]):
