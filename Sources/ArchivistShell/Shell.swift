@@ -13,7 +13,7 @@ public final class Shell: @unchecked Sendable {
     /// The version printed by `--version`.
     public static let version = "0.1.0"
 
-    /// The data folder.
+    /// The data folder: `--data`, else `ARCHIVIST_DATA`, else the one the shell was created with.
     public internal(set) var dataFolder: String
     /// The output format chosen with `--format` (nil: table on a terminal, else jsonl).
     public var format: OutputFormat?
@@ -29,11 +29,15 @@ public final class Shell: @unchecked Sendable {
     /// Whether the commands themselves come from standard input (a script or the shell), so
     /// `import -` has nothing of its own to read.
     public internal(set) var readsCommandsFromStandardInput = false
+    /// The environment the `ARCHIVIST_*` variables are read from.
+    public let environment: [String: String]
 
-    /// Creates a shell over a data folder.
+    /// Creates a shell over a data folder, reading its variables from `environment`.
     public init(dataFolder: String, format: OutputFormat? = nil, output: TextSink, errors: TextSink,
-                commands: CommandTable = .standard) {
+                commands: CommandTable = .standard,
+                environment: [String: String] = ProcessInfo.processInfo.environment) {
         self.dataFolder = dataFolder
+        self.environment = environment
         self.format = format
         self.output = output
         self.errors = errors
@@ -49,26 +53,26 @@ public final class Shell: @unchecked Sendable {
     public var renderer: Renderer { Renderer(format: effectiveFormat) }
 
     /// The store, opened on first use.
-    public func store() throws(StoreError) -> DocumentStore {
+    public func store() throws -> DocumentStore {
         if let openedStore {
             try openedStore.refresh()
             return openedStore
         }
-        let store = try Self.openStore(in: dataFolder)
+        let store = try openStore(in: dataFolder)
         openedStore = store
         return store
     }
 
     /// Switches to another data folder, once its store opens (else nothing changes).
-    public func open(dataFolder: String) throws(StoreError) {
-        let store = try Self.openStore(in: dataFolder)
+    public func open(dataFolder: String) throws {
+        let store = try openStore(in: dataFolder)
         self.dataFolder = dataFolder
         openedStore = store
     }
 
-    /// Opens the store of a data folder, with the lock timeout of `ARCHIVIST_LOCK_TIMEOUT`.
-    static func openStore(in folder: String) throws(StoreError) -> DocumentStore {
-        let lockTimeout = ProcessInfo.processInfo.environment["ARCHIVIST_LOCK_TIMEOUT"].flatMap(Double.init) ?? 10
+    /// Opens the store of a data folder, with the lock timeout of `ARCHIVIST_LOCK_TIMEOUT` (else 10 s).
+    func openStore(in folder: String) throws -> DocumentStore {
+        let lockTimeout = try EnvironmentVariable.lockTimeout.seconds(in: environment) ?? 10
         return try DocumentStore(folder: folder, options: .init(lockTimeout: lockTimeout))
     }
 
@@ -81,7 +85,7 @@ public final class Shell: @unchecked Sendable {
         }
         let global: GlobalArguments
         do throws(ShellError) {
-            global = try parseGlobalOptions(arguments)
+            global = try Self.parseGlobalOptions(arguments)
         } catch {
             return report(error)
         }
@@ -89,6 +93,14 @@ public final class Shell: @unchecked Sendable {
             output.line("archivist \(Self.version)")
             return ExitStatus.success
         }
+        do {
+            if let folder = try global.dataFolder ?? EnvironmentVariable.data.path(in: environment) {
+                dataFolder = folder  // opened on first use, so `help` creates nothing
+            }
+        } catch {
+            return report(error)
+        }
+        if let format = global.format { self.format = format }
         guard let name = global.words.first else { return readCommands(bail: global.bail, mode: global.mode) }
         return execute(command: name, arguments: Array(global.words.dropFirst()))
     }
@@ -99,9 +111,15 @@ public final class Shell: @unchecked Sendable {
         let interactive = mode.map { $0 == .interactive } ?? (isatty(STDIN_FILENO) == 1)
         readsCommandsFromStandardInput = true
         if !interactive { return runScript(bail: bail, nextLine: { Swift.readLine(strippingNewline: true) }) }
+        let historyPath: String?
+        do throws(ShellError) {
+            historyPath = try EditLineReader.defaultHistoryPath(environment: environment)
+        } catch {
+            return report(error)
+        }
         // libedit needs a terminal; without one, prompts are printed and lines read plainly.
         guard isatty(STDIN_FILENO) == 1 else { return runInteractive(reader: PlainLineReader(output: output)) }
-        return runInteractive(reader: EditLineReader(historyPath: EditLineReader.defaultHistoryPath()))
+        return runInteractive(reader: EditLineReader(historyPath: historyPath))
     }
 
     /// Whether commands come from a person at a terminal or from a script.

@@ -77,8 +77,7 @@ struct OptionDeclarationTests {
                 }
                 // Only the first command of a pipeline or redirection is archivist's.
                 if let end = words.firstIndex(where: { $0 == "|" || $0 == ">" }) { words = Array(words[..<end]) }
-                let shell = Shell(dataFolder: "unused", output: TextSink(), errors: TextSink())
-                let rest = try shell.parseGlobalOptions(words).words
+                let rest = try Shell.parseGlobalOptions(words).words
                 let named = try #require(CommandTable.standard.command(named: rest.first ?? ""), "\(example)")
                 #expect(throws: Never.self, "\(command.name): example '\(example)'") {
                     _ = try named.parse(Array(rest.dropFirst()))

@@ -62,6 +62,15 @@ public struct Invocation<Options: CommandOptions>: Sendable {
         .interrupted(labelled(message))
     }
 
+    /// The value of an option that takes a number of seconds (0 or more), nil when not given.
+    public func seconds(_ option: Options) throws(ShellError) -> Double? {
+        guard let text = value(option) else { return nil }
+        guard let seconds = Double(seconds: text) else {
+            throw usageError("\(option.name) takes a number of seconds, not '\(text)'")
+        }
+        return seconds
+    }
+
     /// The value of a count option (a whole number, 0 or more), nil when not given.
     public func count(_ option: Options) throws(ShellError) -> Int? {
         guard let text = value(option) else { return nil }

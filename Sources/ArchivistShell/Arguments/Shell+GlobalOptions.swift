@@ -3,6 +3,10 @@ extension Shell {
     struct GlobalArguments {
         /// The command and its arguments (empty: read commands from standard input).
         var words: [String] = []
+        /// `--data DIR`, nil when not given.
+        var dataFolder: String?
+        /// `--format F`, nil when not given.
+        var format: OutputFormat?
         /// `--bail`: a script stops at the first command that fails.
         var bail = false
         /// `--batch` or `--interactive`, nil for neither.
@@ -11,9 +15,9 @@ extension Shell {
         var printsVersion = false
     }
 
-    /// Takes the global options out of `archivist ARGS...` (anywhere before `--`), setting the data
-    /// folder and the format; the rest is the command. Stops at `--version`.
-    func parseGlobalOptions(_ arguments: [String]) throws(ShellError) -> GlobalArguments {
+    /// Takes the global options out of `archivist ARGS...` (anywhere before `--`); the rest is the
+    /// command. Stops at `--version`.
+    static func parseGlobalOptions(_ arguments: [String]) throws(ShellError) -> GlobalArguments {
         var result = GlobalArguments()
         var index = 0
         while index < arguments.count {
@@ -39,12 +43,12 @@ extension Shell {
             switch option {
             case .data:
                 guard !value.isEmpty else { throw .usage("option '\(name)' needs a folder", command: nil) }
-                dataFolder = value  // opened on first use, so `help` creates nothing
+                result.dataFolder = value
             case .format:
                 guard let format = OutputFormat(rawValue: value) else {
                     throw .usage("unknown format '\(value)'; use \(OutputFormat.choices)", command: nil)
                 }
-                self.format = format
+                result.format = format
             case .help: result.words.insert("help", at: 0)
             case .bail: result.bail = true
             case .batch: result.mode = .batch

@@ -24,28 +24,22 @@ extension Command {
     """
 
     /// The client's settings from options and the environment; the key from `NYT_API_KEY`.
-    static func clientConfiguration<Options: APIOptions>(_ invocation: Invocation<Options>) throws -> NYTClient.Configuration {
-        let environment = ProcessInfo.processInfo.environment
-        func seconds(_ text: String?, _ name: String) throws -> Double? {
-            guard let text else { return nil }
-            guard let value = Double(text), value.isFinite, value >= 0 else {
-                throw invocation.usageError("\(name) takes a number of seconds, not '\(text)'")
-            }
-            return value
-        }
+    static func clientConfiguration<Options: APIOptions>(_ invocation: Invocation<Options>, shell: Shell) throws
+        -> NYTClient.Configuration {
+        let environment = shell.environment
         let base = invocation.value(.apiBase) ?? environment["NYT_API_BASE"].flatMap { $0.isEmpty ? nil : $0 }
             ?? NYTClient.Configuration.defaultBaseURL
         guard SearchRequest().url(base: base, apiKey: nil) != nil else {
             throw invocation.usageError("\(Options.apiBase.name): '\(base)' is not an http(s) URL")
         }
-        let pace = try seconds(invocation.value(.pace), Options.pace.name) ?? seconds(environment["ARCHIVIST_PACE"], "ARCHIVIST_PACE")
+        let pace = try invocation.seconds(.pace) ?? EnvironmentVariable.pace.seconds(in: environment)
         guard let key = environment["NYT_API_KEY"], !key.trimmingCharacters(in: .whitespaces).isEmpty else {
             throw ClientError.missingAPIKey
         }
         var configuration = NYTClient.Configuration(baseURL: base, apiKey: key.trimmingCharacters(in: .whitespaces))
         if let pace { configuration.pace = pace }
-        if let backoff = try seconds(environment["ARCHIVIST_BACKOFF"], "ARCHIVIST_BACKOFF") { configuration.backoff = backoff }
-        if let timeout = try seconds(environment["ARCHIVIST_TIMEOUT"], "ARCHIVIST_TIMEOUT") { configuration.timeout = max(1, timeout) }
+        if let backoff = try EnvironmentVariable.backoff.seconds(in: environment) { configuration.backoff = backoff }
+        if let timeout = try EnvironmentVariable.timeout.seconds(in: environment) { configuration.timeout = max(1, timeout) }
         return configuration
     }
 

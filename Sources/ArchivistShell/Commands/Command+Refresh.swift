@@ -28,7 +28,7 @@ extension Command {
         examples: ["refresh", "refresh climate desks", "refresh climate --pace 12"],
         options: RefreshOption.self, arity: 0...Int.max, isInterruptible: true
     ) { invocation, shell in
-        let configuration = try clientConfiguration(invocation)
+        let configuration = try clientConfiguration(invocation, shell: shell)
         let store = try shell.store()
         let saved = SavedSearches(store: store)
         let all = try saved.all()

@@ -57,7 +57,7 @@ extension Command {
         }
         let shown = try invocation.count(.limit)
         let fields = fieldList(invocation.value(.fields))
-        let configuration = try clientConfiguration(invocation)
+        let configuration = try clientConfiguration(invocation, shell: shell)
         let store = try shell.store()
         let saved = SavedSearches(store: store)
         if let saveName {

@@ -144,10 +144,11 @@ public final class EditLineReader: LineReader {
         return ["api-key", "api_key", "apikey", "nyt_api_key", "password", "secret", "token"].contains { lowered.contains($0) }
     }
 
-    /// The history file: `$ARCHIVIST_HISTORY`, else `$XDG_STATE_HOME/archivist/history`, else
-    /// `~/.local/state/archivist/history`.
-    public static func defaultHistoryPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
-        if let path = environment["ARCHIVIST_HISTORY"], !path.isEmpty { return path }
+    /// The history file: `$ARCHIVIST_HISTORY` (an error when empty), else
+    /// `$XDG_STATE_HOME/archivist/history`, else `~/.local/state/archivist/history`.
+    public static func defaultHistoryPath(environment: [String: String] = ProcessInfo.processInfo.environment)
+        throws(ShellError) -> String? {
+        if let path = try EnvironmentVariable.history.path(in: environment) { return path }
         if let state = environment["XDG_STATE_HOME"], !state.isEmpty { return state + "/archivist/history" }
         guard let home = environment["HOME"], !home.isEmpty else { return nil }
         return home + "/.local/state/archivist/history"
