@@ -69,9 +69,9 @@ extension Command {
             if let destination, let temporary {
                 close(descriptor)
                 _ = try? POSIXFileSystem().removeFile(temporary)
-                throw invocation.interrupted("interrupted; \(destination) was not written")
+                throw invocation.interrupted("interrupted; '\(destination)' was not written")
             }
-            throw invocation.interrupted("interrupted after \(written) of \(ids.count) documents")
+            throw invocation.interrupted("interrupted after \(written) of \(Plural.count(ids.count, "document"))")
         }
         if let destination, let temporary {
             sink.flush()

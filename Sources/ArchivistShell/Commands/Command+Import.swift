@@ -106,7 +106,8 @@ extension Command {
         shell.renderer.render(single: Record(["added", "updated", "unchanged", "failed"].map { ($0, .int(counts[$0]!)) }), to: shell.output)
         if wasInterrupted {
             let stored = counts["added"]! + counts["updated"]! + counts["unchanged"]!
-            throw invocation.interrupted("\(name): interrupted; the \(stored) documents of the batches before are stored")
+            throw invocation.interrupted("\(name): interrupted; the \(Plural.count(stored, "document")) of the batches before "
+                                         + "\(Plural.word(for: stored, "is", "are")) stored")
         }
         if counts["failed"]! > 0 { throw ShellError.reported }
     }

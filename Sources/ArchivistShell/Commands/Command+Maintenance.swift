@@ -40,7 +40,7 @@ extension Command {
                         ("id", problem.id.map(JSONValue.string) ?? .null), ("detail", .string(problem.detail))])
             }, to: shell.output)
         }
-        throw invocation.failure("\(problems.count) problem\(problems.count == 1 ? "" : "s") in \(shell.dataFolder); run 'archivist repair'")
+        throw invocation.failure("\(Plural.count(problems.count, "problem")) in '\(shell.dataFolder)'; run 'archivist repair'")
     }
 
     /// `repair`: fix what `check` finds.
@@ -72,7 +72,7 @@ extension Command {
         }
         let remaining = try store.check()
         if !remaining.isEmpty {
-            throw invocation.failure("\(remaining.count) problem(s) remain, first: \(remaining[0].description)")
+            throw invocation.failure("\(Plural.count(remaining.count, "problem")) \(Plural.word(for: remaining.count, "remains", "remain")), first: \(remaining[0].description)")
         }
     }
 

@@ -46,7 +46,7 @@ extension Command {
         var failure: ShellError?
         for search in chosen {
             if Interruption.isRequested {
-                failure = invocation.interrupted("interrupted before \(search.name); what was fetched is stored")
+                failure = invocation.interrupted("interrupted before '\(search.name)'; what was fetched is stored")
                 break
             }
             let today = CalendarDay.today
@@ -72,7 +72,7 @@ extension Command {
             }
             if case .cancelled = error {
                 records.append(row(summary, "interrupted"))
-                failure = invocation.interrupted("interrupted during \(search.name); what was fetched is stored")
+                failure = invocation.interrupted("interrupted during '\(search.name)'; what was fetched is stored")
             } else {
                 records.append(row(summary, "failed"))
                 failure = .failure("\(search.name): \(Shell.message(for: error))")

@@ -80,10 +80,13 @@ extension Command {
             Interruption.acknowledge()  // the press stopped the fetching; the fetched are still listed
             printSummary(summary, shell: shell)
             try printFetched(summary.ids, sort: request.sort, limit: shown, fields: fields, store: store, shell: shell)
-            throw invocation.interrupted("interrupted after \(summary.pages) page\(summary.pages == 1 ? "" : "s"); the \(summary.fetched) article\(summary.fetched == 1 ? "" : "s") fetched are stored")
+            throw invocation.interrupted("interrupted after \(Plural.count(summary.pages, "page")); the "
+                                         + "\(Plural.count(summary.fetched, "article")) fetched \(Plural.word(for: summary.fetched, "is", "are")) stored")
         }
         if let error {
-            let kept = summary.fetched > 0 ? " (the \(summary.fetched) article\(summary.fetched == 1 ? "" : "s") from earlier pages are stored)" : ""
+            let kept = summary.fetched > 0
+                ? " (the \(Plural.count(summary.fetched, "article")) from earlier pages \(Plural.word(for: summary.fetched, "is", "are")) stored)"
+                : ""
             throw ShellError.failure(Shell.message(for: error) + kept)
         }
         printSummary(summary, shell: shell)
@@ -146,12 +149,12 @@ extension Command {
             shell.errors.line(summaryLine(summary))
         }
         if summary.unreachableHits > 0 {
-            shell.errors.line("warning: \(summary.unreachableHits) hits could not be fetched: a single day had more than 1,000 (narrow the search with --fq)")
+            shell.errors.line("warning: \(Plural.count(summary.unreachableHits, "hit")) could not be fetched: a single day had more than 1,000 (narrow the search with --fq)")
         }
     }
 
     static func summaryLine(_ summary: HarvestSummary) -> String {
-        "fetched \(summary.fetched) article\(summary.fetched == 1 ? "" : "s") in \(summary.pages) page\(summary.pages == 1 ? "" : "s"): "
+        "fetched \(Plural.count(summary.fetched, "article")) in \(Plural.count(summary.pages, "page")): "
             + "\(summary.added) added, \(summary.updated) updated, \(summary.unchanged) unchanged"
     }
 

@@ -25,7 +25,7 @@ final class ProgressReporter: Sendable {
     func report(_ event: HarvestEvent) {
         switch event {
         case .page(let page, let pages, let range, let documents):
-            let text = "page \(page) of \(pages)\(range.map { " (\($0))" } ?? "") · \(documents) article\(documents == 1 ? "" : "s")"
+            let text = "page \(page) of \(pages)\(range.map { " (\($0))" } ?? "") · \(Plural.count(documents, "article"))"
             lastPage.withLock { $0 = text }
             status(text)
         case .splitting(let range, let hits, let parts):

@@ -2,16 +2,22 @@
 @preconcurrency import Glibc
 #endif
 import Foundation
+import Synchronization
 
 /// A buffered writer to a file descriptor (stdout, stderr) or to memory, for tests and the REPL.
-public final class TextSink: @unchecked Sendable {
+public final class TextSink: Sendable {
+    /// What the lock guards.
+    private struct State {
+        /// Bytes not yet written to the descriptor.
+        var buffer: [UInt8] = []
+        /// Whether a write to the descriptor failed.
+        var hasFailed = false
+        /// Everything written, when the sink writes to memory.
+        var captured: [UInt8] = []
+    }
+
     private let descriptor: Int32?
-    private var buffer: [UInt8] = []
-    private let lock = NSLock()
-    /// Whether a write to the descriptor failed (a full disk, a closed pipe).
-    public private(set) var hasFailed = false
-    /// Everything written, when this sink writes to memory.
-    public private(set) var captured: [UInt8] = []
+    private let state = Mutex(State())
 
     /// A sink that writes to a file descriptor.
     public init(descriptor: Int32) {
@@ -22,6 +28,12 @@ public final class TextSink: @unchecked Sendable {
     public init() {
         self.descriptor = nil
     }
+
+    /// Whether a write to the descriptor failed (a full disk, a closed pipe).
+    public var hasFailed: Bool { state.withLock { $0.hasFailed } }
+
+    /// Everything written, when this sink writes to memory.
+    public var captured: [UInt8] { state.withLock { $0.captured } }
 
     /// Whether the descriptor is a terminal.
     public var isTerminal: Bool {
@@ -46,37 +58,36 @@ public final class TextSink: @unchecked Sendable {
 
     /// Writes bytes.
     public func write(bytes: [UInt8]) {
-        lock.lock()
-        defer { lock.unlock() }
-        if descriptor == nil {
-            captured.append(contentsOf: bytes)
-            return
+        state.withLock { state in
+            if descriptor == nil {
+                state.captured.append(contentsOf: bytes)
+                return
+            }
+            state.buffer.append(contentsOf: bytes)
+            if state.buffer.count >= 1 << 16 { flush(&state) }
         }
-        buffer.append(contentsOf: bytes)
-        if buffer.count >= 1 << 16 { flushLocked() }
     }
 
     /// Writes out what is buffered.
     public func flush() {
-        lock.lock()
-        defer { lock.unlock() }
-        flushLocked()
+        state.withLock { flush(&$0) }
     }
 
-    private func flushLocked() {
-        guard let descriptor, !buffer.isEmpty else { return }
+    /// Writes the buffer to the descriptor (the lock held), retrying interrupted writes.
+    private func flush(_ state: inout State) {
+        guard let descriptor, !state.buffer.isEmpty else { return }
         var offset = 0
-        while offset < buffer.count {
-            let n = buffer.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress! + offset, buffer.count - offset) }
+        while offset < state.buffer.count {
+            let n = state.buffer.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
             if n < 0 {
                 if errno == EINTR { continue }
-                hasFailed = true
+                state.hasFailed = true
                 break
             }
             offset += n
         }
-        buffer.removeAll(keepingCapacity: true)
+        state.buffer.removeAll(keepingCapacity: true)
     }
 
-    deinit { flushLocked() }
+    deinit { flush() }
 }

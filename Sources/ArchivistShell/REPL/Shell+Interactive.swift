@@ -40,13 +40,13 @@ extension Shell {
 
     /// `archivist 0.1.0 · data folder data · 1,234 documents`.
     func printBanner() {
-        var count = "?"
+        var documents = "? documents"
         do {
-            count = String(try store().count)
+            documents = Plural.count(try store().count, "document")
         } catch {
             reportError(Shell.message(for: error))
         }
-        output.line("archivist \(Self.version) · data folder \(dataFolder) · \(count) documents")
+        output.line("archivist \(Self.version) · data folder \(dataFolder) · \(documents)")
         output.line("Type 'help' for the commands, '.help' for the shell's own, Ctrl-D to leave.")
     }
 }
