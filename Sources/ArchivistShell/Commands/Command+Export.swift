@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-@preconcurrency import Glibc
-#endif
 import ArchivistStore
 import Foundation
 
@@ -29,31 +26,38 @@ extension Command {
         arity: 0...Int.max, isInterruptible: true
     ) { invocation, shell in
         let store = try shell.store()
-        var ids: [String]
-        if invocation.positionals.isEmpty {
-            ids = try store.entries().map(\.id)
-        } else {
-            let result = try store.find(Query(filter: try parseFilter(invocation.positionals)))
-            noteScan(result.scannedPaths, shell: shell)
-            ids = result.ids
-        }
-        let destination = invocation.value(.to)
-        let temporary = destination.map { $0 + ".tmp-\(getpid())" }
-        var sink = shell.output
-        var descriptor: Int32 = -1
-        if let temporary {
-            descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-            guard descriptor >= 0 else {
-                throw invocation.failure("\(temporary): cannot create: \(systemErrorMessage())")
+        let ids = try exportedIDs(invocation, store: store, shell: shell)
+        let destination = try ExportDestination(path: invocation.value(.to), shell: shell, for: invocation)
+        let (written, failures) = write(ids, to: destination.sink, store: store, invocation: invocation, shell: shell)
+        if Interruption.isRequested {
+            destination.sink.flush()
+            if let path = destination.path {
+                destination.abandon()
+                throw invocation.interrupted("interrupted; '\(path)' was not written")
             }
-            sink = TextSink(descriptor: descriptor)
+            throw invocation.interrupted("interrupted after \(written) of \(Plural.count(ids.count, "document"))")
         }
+        try destination.commit(for: invocation)
+        if failures > 0 { throw ShellError.reported }
+    }
+
+    /// The IDs `export` writes, in ID order: every document's, or those FILTER matches.
+    static func exportedIDs(_ invocation: Invocation<ExportOption>, store: DocumentStore, shell: Shell) throws -> [String] {
+        if invocation.positionals.isEmpty { return try store.entries().map(\.id) }
+        let result = try store.find(Query(filter: try parseFilter(invocation.positionals)))
+        noteScan(result.scannedPaths, shell: shell)
+        return result.ids
+    }
+
+    /// Writes the documents as JSON Lines until Ctrl-C, reporting those that cannot be read; a
+    /// document removed since the query is skipped, and not counted as written.
+    static func write(_ ids: [String], to sink: TextSink, store: DocumentStore, invocation: Invocation<ExportOption>,
+                      shell: Shell) -> (written: Int, failures: Int) {
         var failures = 0
         var written = 0
         for id in ids {
             if Interruption.isRequested { break }
             do {
-                // A document removed since the query is skipped, and not counted as written.
                 guard let document = try store.document(withID: id) else { continue }
                 var line = JSONWriter.compactBytes(document)
                 line.append(0x0A)
@@ -64,28 +68,6 @@ extension Command {
                 shell.reportError(invocation.labelled(Shell.message(for: error)))
             }
         }
-        if Interruption.isRequested {
-            sink.flush()
-            if let destination, let temporary {
-                close(descriptor)
-                _ = try? POSIXFileSystem().removeFile(temporary)
-                throw invocation.interrupted("interrupted; '\(destination)' was not written")
-            }
-            throw invocation.interrupted("interrupted after \(written) of \(Plural.count(ids.count, "document"))")
-        }
-        if let destination, let temporary {
-            sink.flush()
-            let synced = fsync(descriptor) == 0 && !sink.hasFailed
-            close(descriptor)
-            let fileSystem = POSIXFileSystem()
-            do {
-                guard synced else { throw invocation.failure("\(destination): cannot write: \(systemErrorMessage())") }
-                try fileSystem.rename(temporary, to: destination)
-            } catch {
-                _ = try? fileSystem.removeFile(temporary)
-                throw error is ShellError ? error : invocation.failure(Shell.message(for: error))
-            }
-        }
-        if failures > 0 { throw ShellError.reported }
+        return (written, failures)
     }
 }

@@ -31,55 +31,65 @@ extension Command {
         let configuration = try clientConfiguration(invocation, shell: shell)
         let store = try shell.store()
         let saved = SavedSearches(store: store)
-        let all = try saved.all()
-        var chosen: [SavedSearch] = []
-        if invocation.positionals.isEmpty {
-            chosen = all.sorted { $0.name < $1.name }
-            if chosen.isEmpty { throw invocation.failure("no saved searches ('archivist search QUERY --save NAME' saves one)") }
-        } else {
-            for name in invocation.positionals {
-                guard let search = all.first(where: { $0.name == name }) else { throw ClientError.unknownSearch(name: name) }
-                chosen.append(search)
-            }
-        }
         var records: [Record] = []
         var failure: ShellError?
-        for search in chosen {
+        for search in try chosenSearches(invocation, saved: saved) {
             if Interruption.isRequested {
                 failure = invocation.interrupted("interrupted before '\(search.name)'; what was fetched is stored")
                 break
             }
-            let today = CalendarDay.today
-            var request = search.request
-            request.from = search.newestPublication.map { CalendarDay($0).adding(days: -1) } ?? search.request.from
-            request.to = min(search.request.to ?? today, today)
-            request.sort = .oldest
-            func row(_ summary: HarvestSummary?, _ status: String) -> Record {
-                Record([("name", .string(search.name)),
-                        ("from", request.from.map { .string($0.description) } ?? .null),
-                        ("to", request.to.map { .string($0.description) } ?? .null)]
-                       + summaryFields(summary ?? HarvestSummary()) + [("status", .string(status))])
+            let (record, error) = try refresh(search, configuration: configuration, store: store, saved: saved,
+                                              invocation: invocation, shell: shell)
+            records.append(record)
+            if let error {
+                failure = error
+                break
             }
-            if let from = request.from, let to = request.to, to < from {
-                records.append(row(nil, "up to date (its range ends \(to))"))
-                continue
-            }
-            let (summary, error) = harvest(request, limit: .all, configuration: configuration, store: store, shell: shell)
-            try saved.recordRun(of: search.name, at: Date(), summary: summary, isComplete: error == nil)
-            guard let error else {
-                records.append(row(summary, "done"))
-                continue
-            }
-            if case .cancelled = error {
-                records.append(row(summary, "interrupted"))
-                failure = invocation.interrupted("interrupted during '\(search.name)'; what was fetched is stored")
-            } else {
-                records.append(row(summary, "failed"))
-                failure = .failure("\(search.name): \(Shell.message(for: error))")
-            }
-            break
         }
         shell.renderer.render(list: records, to: shell.output)
         if let failure { throw failure }
+    }
+
+    /// The saved searches `refresh` runs: those named, else all of them, by name.
+    static func chosenSearches(_ invocation: Invocation<RefreshOption>, saved: SavedSearches) throws -> [SavedSearch] {
+        let all = try saved.all()
+        guard !invocation.positionals.isEmpty else {
+            if all.isEmpty { throw invocation.failure("no saved searches ('archivist search QUERY --save NAME' saves one)") }
+            return all.sorted { $0.name < $1.name }
+        }
+        return try invocation.positionals.map { name in
+            guard let search = all.first(where: { $0.name == name }) else { throw ClientError.unknownSearch(name: name) }
+            return search
+        }
+    }
+
+    /// Fetches what is new for one saved search and records the run: its row, and the error that
+    /// stops `refresh` (Ctrl-C, or a failure naming the search), if any.
+    static func refresh(_ search: SavedSearch, configuration: NYTClient.Configuration, store: DocumentStore,
+                        saved: SavedSearches, invocation: Invocation<RefreshOption>, shell: Shell) throws -> (Record, ShellError?) {
+        let today = CalendarDay.today
+        var request = search.request
+        request.from = search.newestPublication.map { CalendarDay($0).adding(days: -1) } ?? search.request.from
+        request.to = min(search.request.to ?? today, today)
+        request.sort = .oldest
+        func row(_ summary: HarvestSummary?, _ status: String) -> Record {
+            Record([("name", .string(search.name)),
+                    ("from", request.from.map { .string($0.description) } ?? .null),
+                    ("to", request.to.map { .string($0.description) } ?? .null)]
+                   + summaryFields(summary ?? HarvestSummary()) + [("status", .string(status))])
+        }
+        if let from = request.from, let to = request.to, to < from {
+            return (row(nil, "up to date (its range ends \(to))"), nil)
+        }
+        let (summary, error) = harvest(request, limit: .all, configuration: configuration, store: store, shell: shell)
+        try saved.recordRun(of: search.name, at: Date(), summary: summary, isComplete: error == nil)
+        switch error {
+        case nil:
+            return (row(summary, "done"), nil)
+        case .cancelled?:
+            return (row(summary, "interrupted"), invocation.interrupted("interrupted during '\(search.name)'; what was fetched is stored"))
+        case let error?:
+            return (row(summary, "failed"), .failure("\(search.name): \(Shell.message(for: error))"))
+        }
     }
 }

@@ -51,21 +51,13 @@ extension Command {
     ) { invocation, shell in
         let request = try searchRequest(invocation)
         let limit = try pageLimit(invocation)
-        let saveName = invocation.value(.save)
-        if let saveName, !SavedSearch.isValidName(saveName) {
-            throw invocation.usageError("\(SearchOption.save.name) takes a name of letters, digits, '.', '_' and '-' (at most 64), not '\(saveName)'")
-        }
+        let saveName = try savedSearchName(invocation)
         let shown = try invocation.count(.limit)
         let fields = fieldList(invocation.value(.fields))
         let configuration = try clientConfiguration(invocation, shell: shell)
         let store = try shell.store()
         let saved = SavedSearches(store: store)
-        if let saveName {
-            let previous = try? saved.search(named: saveName)
-            var record = SavedSearch(name: saveName, request: request, savedAt: Date())
-            if previous?.request == request { record.newestPublication = previous?.newestPublication }
-            try saved.save(record)
-        }
+        if let saveName { try save(request, as: saveName, in: saved) }
         let (summary, error) = harvest(request, limit: limit, configuration: configuration, store: store, shell: shell)
         if let saveName {
             try saved.recordRun(of: saveName, at: Date(), summary: summary, isComplete: error == nil)
@@ -120,6 +112,23 @@ extension Command {
             throw invocation.usageError(Shell.message(for: error))
         }
         return request
+    }
+
+    /// The name of `--save NAME`, nil without it.
+    static func savedSearchName(_ invocation: Invocation<SearchOption>) throws -> String? {
+        guard let name = invocation.value(.save) else { return nil }
+        guard SavedSearch.isValidName(name) else {
+            throw invocation.usageError("\(SearchOption.save.name) takes a name of letters, digits, '.', '_' and '-' (at most 64), not '\(name)'")
+        }
+        return name
+    }
+
+    /// Saves the search under `name`, keeping where `refresh` starts when the request is the same.
+    static func save(_ request: SearchRequest, as name: String, in saved: SavedSearches) throws {
+        let previous = try? saved.search(named: name)
+        var record = SavedSearch(name: name, request: request, savedAt: Date())
+        if previous?.request == request { record.newestPublication = previous?.newestPublication }
+        try saved.save(record)
     }
 
     /// `--pages N` or `--all`.

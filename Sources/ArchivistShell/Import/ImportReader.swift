@@ -41,63 +41,66 @@ public struct ImportReader: Sendable {
     /// neither JSON Lines nor one JSON value.
     public init(bytes: [UInt8]) throws(ImportFailure) {
         let start = ImportReader.valueStart(in: bytes)
-        var shape = Shape.jsonLines
-        var values: [JSONValue] = []
-        var labels: [String] = []
-        if start < bytes.count, bytes[start] == UInt8(ascii: "[") || bytes[start] == UInt8(ascii: "{") {
-            let parsed: Result<JSONValue, JSONSyntaxError>
-            do throws(JSONSyntaxError) {
-                parsed = .success(try JSONParser.parse(bytes))
-            } catch {
-                parsed = .failure(error)
-            }
-            switch parsed {
-            case .success(let value):
-                switch value {
-                case .array(let elements):
-                    shape = .array
-                    values = elements
-                    labels = elements.indices.map { "element \($0 + 1)" }
-                case .object:
-                    if let response = value["response"] {
-                        shape = .apiResponse
-                        guard response.isObject else { throw ImportFailure(message: "response: expected an object, found \(response.typeName)") }
-                        switch response["docs"] {
-                        case .array(let docs)?:
-                            values = docs
-                            labels = docs.indices.map { "response.docs[\($0)]" }
-                        case .null?:
-                            break
-                        case let other?:
-                            throw ImportFailure(message: "response.docs: expected an array, found \(other.typeName)")
-                        case nil:
-                            throw ImportFailure(message: "response.docs: missing (not an NYT API response)")
-                        }
-                    } else if let fault = value["fault"] {
-                        let text = fault["faultstring"]?.stringValue ?? JSONWriter.compactString(fault)
-                        throw ImportFailure(message: "an API error, not documents: \(text)")
-                    } else {
-                        shape = .single
-                        values = [value]
-                        labels = ["document"]
-                    }
-                default:
-                    break
-                }
-            case .failure(let error):
-                // Several values (JSON Lines) or a broken line: read line by line, unless even the
-                // first line is not a value of its own, in which case the file is broken JSON.
-                let firstLineEnd = bytes[start...].firstIndex(of: 0x0A) ?? bytes.count
-                if error.reason != "unexpected data after the value",
-                   (try? JSONParser.parse(Array(bytes[start..<firstLineEnd]))) == nil {
-                    let (line, column) = ImportReader.lineAndColumn(of: error.offset, in: bytes)
-                    throw ImportFailure(message: "invalid JSON at line \(line), column \(column): \(error.reason)")
-                }
-            }
+        guard start < bytes.count, bytes[start] == UInt8(ascii: "[") || bytes[start] == UInt8(ascii: "{") else {
+            self.init(shape: .jsonLines)
+            return
         }
+        let parsed: Result<JSONValue, JSONSyntaxError>
+        do throws(JSONSyntaxError) {
+            parsed = .success(try JSONParser.parse(bytes))
+        } catch {
+            parsed = .failure(error)
+        }
+        switch parsed {
+        case .success(.array(let elements)):
+            self.init(shape: .array, values: elements, labels: elements.indices.map { "element \($0 + 1)" })
+        case .success(let value) where value.isObject:
+            self = try ImportReader(object: value)
+        case .success:
+            self.init(shape: .jsonLines)
+        case .failure(let error):
+            try ImportReader.checkLines(bytes, from: start, failing: error)
+            self.init(shape: .jsonLines)
+        }
+    }
+
+    private init(shape: Shape, values: [JSONValue] = [], labels: [String] = []) {
         self.shape = shape
         self.values = values
         self.labels = labels
+    }
+
+    /// One object: an NYT API response (documents at `response.docs`), an API error, or one document.
+    private init(object value: JSONValue) throws(ImportFailure) {
+        if let response = value["response"] {
+            guard response.isObject else { throw ImportFailure(message: "response: expected an object, found \(response.typeName)") }
+            switch response["docs"] {
+            case .array(let docs)?:
+                self.init(shape: .apiResponse, values: docs, labels: docs.indices.map { "response.docs[\($0)]" })
+            case .null?:
+                self.init(shape: .apiResponse)
+            case let other?:
+                throw ImportFailure(message: "response.docs: expected an array, found \(other.typeName)")
+            case nil:
+                throw ImportFailure(message: "response.docs: missing (not an NYT API response)")
+            }
+        } else if let fault = value["fault"] {
+            let text = fault["faultstring"]?.stringValue ?? JSONWriter.compactString(fault)
+            throw ImportFailure(message: "an API error, not documents: \(text)")
+        } else {
+            self.init(shape: .single, values: [value], labels: ["document"])
+        }
+    }
+
+    /// Input that is not one JSON value: several values (JSON Lines) or a broken line are read line
+    /// by line, but when even the first line is not a value of its own the file is broken JSON.
+    private static func checkLines(_ bytes: [UInt8], from start: Int, failing error: JSONSyntaxError) throws(ImportFailure) {
+        let firstLineEnd = bytes[start...].firstIndex(of: 0x0A) ?? bytes.count
+        if error.reason != "unexpected data after the value",
+           (try? JSONParser.parse(Array(bytes[start..<firstLineEnd]))) == nil {
+            let (line, column) = ImportReader.lineAndColumn(of: error.offset, in: bytes)
+            throw ImportFailure(message: "invalid JSON at line \(line), column \(column): \(error.reason)")
+        }
     }
 
     /// Where the input's first value starts: after a UTF-8 byte order mark and white space
@@ -106,6 +109,25 @@ public struct ImportReader: Sendable {
         var start = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
         while start < bytes.count, [0x20, 0x0A, 0x0D, 0x09].contains(bytes[start]) { start += 1 }
         return start
+    }
+
+    /// Whether input starting with `prefix` is JSON Lines: its first line is a whole JSON value and
+    /// more follows it. (A single line holding one document is read whole, as one document.)
+    static func isJSONLines(_ prefix: [UInt8]) -> Bool {
+        let start = valueStart(in: prefix)
+        guard start < prefix.count else { return false }
+        guard prefix[start] == UInt8(ascii: "{") || prefix[start] == UInt8(ascii: "[") else { return true }
+        guard let newline = prefix[start...].firstIndex(of: 0x0A) else { return false }
+        if (try? JSONParser.parse(Array(prefix[start..<newline]))) != nil {
+            return prefix[(newline + 1)...].contains { ![0x20, 0x0A, 0x0D, 0x09].contains($0) }
+        }
+        // A broken first line: still JSON Lines when one of the next lines is a whole object
+        // (no line of a pretty-printed document or array is).
+        let following = prefix[(newline + 1)...].split(separator: 0x0A, maxSplits: 3).prefix(2)
+        return following.contains { line in
+            if case .object? = try? JSONParser.parse(Array(line)) { return true }
+            return false
+        }
     }
 
     /// How many documents the input holds (JSON Lines are read with `JSONLinesReader`).
