@@ -66,9 +66,8 @@ enum CLI {
         fixtures.appendingPathComponent(name).path
     }
 
-    /// The real NYT samples shared beside the package (`../shared/nyt-samples`), when present.
-    static let samplesFolder: String = packageRoot.deletingLastPathComponent()
-        .appendingPathComponent("shared").appendingPathComponent("nyt-samples").path
+    /// Real NYT API bodies, each with its provenance in `SOURCES.md` there.
+    static let samplesFolder: String = fixture("nyt-samples")
 
     /// The built `archivist`, or nil when it cannot be found.
     ///

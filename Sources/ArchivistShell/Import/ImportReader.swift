@@ -70,7 +70,8 @@ public struct ImportReader: Sendable {
         self.labels = labels
     }
 
-    /// One object: an NYT API response (documents at `response.docs`), an API error, or one document.
+    /// One object: an NYT API response (documents at `response.docs`), an API error (a gateway
+    /// fault, or a server error's body), or one document.
     private init(object value: JSONValue) throws(ImportFailure) {
         if let response = value["response"] {
             guard response.isObject else { throw ImportFailure(message: "response: expected an object, found \(response.typeName)") }
@@ -86,10 +87,28 @@ public struct ImportReader: Sendable {
             }
         } else if let fault = value["fault"] {
             let text = fault["faultstring"]?.stringValue ?? JSONWriter.compactString(fault)
-            throw ImportFailure(message: "an API error, not documents: \(text)")
+            throw ImportFailure(message: "an API error, not documents: \(ImportReader.oneLine(text))")
+        } else if let text = ImportReader.serverError(in: value) {
+            throw ImportFailure(message: "an API error, not documents: \(ImportReader.oneLine(text))")
         } else {
             self.init(shape: .single, values: [value], labels: ["document"])
         }
+    }
+
+    /// What a server error's body says, nil for any other object. The body is Spring Boot's
+    /// `{"timestamp": ..., "status": 500, "error": "Internal Server Error", "message": ..., "path": ...}`,
+    /// as the Article Search API has answered with an HTTP 5xx: an HTTP error status with its
+    /// reason, and no `_id`.
+    static func serverError(in value: JSONValue) -> String? {
+        guard value["_id"] == nil, case .number(let literal)? = value["status"], let status = Int(literal),
+              (400...599).contains(status), let reason = value["error"]?.stringValue else { return nil }
+        let message = value["message"]?.stringValue ?? ""
+        return "HTTP \(status) \(reason)" + (message.isEmpty ? "" : ": \(message)")
+    }
+
+    /// `text` on one line: line breaks (a server's message may hold some) as spaces.
+    static func oneLine(_ text: String) -> String {
+        text.split(whereSeparator: \.isNewline).joined(separator: " ")
     }
 
     /// Input that is not one JSON value: several values (JSON Lines) or a broken line are read line
