@@ -1,7 +1,20 @@
 /// The options of `archivist` itself, taken anywhere before `--` on its command line, declared
 /// once: the same declarations drive `Shell.run`'s parsing, the usage line and `help`'s list.
 public enum GlobalOption: CommandOptions {
-    case data, format, bail, batch, interactive, version, help
+    /// `--data DIR`: the data folder.
+    case data
+    /// `--format F`: the output format.
+    case format
+    /// `--bail`: a script stops at its first failing command.
+    case bail
+    /// `--batch`: read a script from standard input even at a terminal.
+    case batch
+    /// `--interactive`: the shell even when standard input is not a terminal.
+    case interactive
+    /// `--version`: print the version.
+    case version
+    /// `--help` or `-h`: the same as `archivist help`.
+    case help
 
     /// The option's spelling, value name and help line.
     public var declaration: Command.Option {

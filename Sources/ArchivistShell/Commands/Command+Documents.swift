@@ -65,9 +65,7 @@ extension Command {
         case `where`
 
         var declaration: Option {
-            switch self {
-            case .where: Option("--where", value: "FILTER", help: "remove every document matching FILTER")
-            }
+            Option("--where", value: "FILTER", help: "remove every document matching FILTER")
         }
     }
 

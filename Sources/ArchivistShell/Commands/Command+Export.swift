@@ -7,9 +7,7 @@ extension Command {
         case to
 
         var declaration: Option {
-            switch self {
-            case .to: Option("--to", value: "FILE", help: "write to FILE instead of standard output")
-            }
+            Option("--to", value: "FILE", help: "write to FILE instead of standard output")
         }
     }
 

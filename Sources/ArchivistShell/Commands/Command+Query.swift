@@ -78,9 +78,7 @@ extension Command {
         case limit
 
         var declaration: Option {
-            switch self {
-            case .limit: Option("--limit", value: "N", help: "show at most N values")
-            }
+            Option("--limit", value: "N", help: "show at most N values")
         }
     }
 

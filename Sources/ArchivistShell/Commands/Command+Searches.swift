@@ -8,9 +8,7 @@ extension Command {
         case drop
 
         var declaration: Option {
-            switch self {
-            case .drop: Option("--drop", value: "NAME", help: "forget the saved search NAME")
-            }
+            Option("--drop", value: "NAME", help: "forget the saved search NAME")
         }
     }
 
