@@ -13,8 +13,8 @@ public final class Shell: @unchecked Sendable {
     /// The version printed by `--version`.
     public static let version = "0.1.0"
 
-    /// The data folder.
-    public private(set) var dataFolder: String
+    /// The data folder: `--data`, else `ARCHIVIST_DATA`, else the one the shell was created with.
+    public internal(set) var dataFolder: String
     /// The output format chosen with `--format` (nil: table on a terminal, else jsonl).
     public var format: OutputFormat?
     /// Where results go.
@@ -29,11 +29,15 @@ public final class Shell: @unchecked Sendable {
     /// Whether the commands themselves come from standard input (a script or the shell), so
     /// `import -` has nothing of its own to read.
     public internal(set) var readsCommandsFromStandardInput = false
+    /// The environment the `ARCHIVIST_*` variables are read from.
+    public let environment: [String: String]
 
-    /// Creates a shell over a data folder.
+    /// Creates a shell over a data folder, reading its variables from `environment`.
     public init(dataFolder: String, format: OutputFormat? = nil, output: TextSink, errors: TextSink,
-                commands: CommandTable = .standard) {
+                commands: CommandTable = .standard,
+                environment: [String: String] = ProcessInfo.processInfo.environment) {
         self.dataFolder = dataFolder
+        self.environment = environment
         self.format = format
         self.output = output
         self.errors = errors
@@ -49,26 +53,26 @@ public final class Shell: @unchecked Sendable {
     public var renderer: Renderer { Renderer(format: effectiveFormat) }
 
     /// The store, opened on first use.
-    public func store() throws(StoreError) -> DocumentStore {
+    public func store() throws -> DocumentStore {
         if let openedStore {
             try openedStore.refresh()
             return openedStore
         }
-        let store = try Self.openStore(in: dataFolder)
+        let store = try openStore(in: dataFolder)
         openedStore = store
         return store
     }
 
     /// Switches to another data folder, once its store opens (else nothing changes).
-    public func open(dataFolder: String) throws(StoreError) {
-        let store = try Self.openStore(in: dataFolder)
+    public func open(dataFolder: String) throws {
+        let store = try openStore(in: dataFolder)
         self.dataFolder = dataFolder
         openedStore = store
     }
 
-    /// Opens the store of a data folder, with the lock timeout of `ARCHIVIST_LOCK_TIMEOUT`.
-    static func openStore(in folder: String) throws(StoreError) -> DocumentStore {
-        let lockTimeout = ProcessInfo.processInfo.environment["ARCHIVIST_LOCK_TIMEOUT"].flatMap(Double.init) ?? 10
+    /// Opens the store of a data folder, with the lock timeout of `ARCHIVIST_LOCK_TIMEOUT` (else 10 s).
+    func openStore(in folder: String) throws -> DocumentStore {
+        let lockTimeout = try EnvironmentVariable.lockTimeout.seconds(in: environment) ?? 10
         return try DocumentStore(folder: folder, schema: .nyt, options: .init(lockTimeout: lockTimeout))
     }
 
@@ -79,63 +83,43 @@ public final class Shell: @unchecked Sendable {
             output.flush()
             errors.flush()
         }
-        var rest: [String] = []
-        var index = 0
-        var bail = false
-        var mode: InputMode?
+        let global: GlobalArguments
         do throws(ShellError) {
-            while index < arguments.count {
-                let argument = arguments[index]
-                index += 1
-                if argument == "--" {
-                    rest.append(contentsOf: arguments[(index - 1)...])
-                    break
-                }
-                let (name, inline) = Self.split(argument)
-                switch name {
-                case "--data", "--format":
-                    guard let value = inline ?? (index < arguments.count ? arguments[index] : nil) else {
-                        throw .usage("option '\(name)' needs a value", command: nil)
-                    }
-                    if inline == nil { index += 1 }
-                    if name == "--data" {
-                        guard !value.isEmpty else { throw .usage("option '--data' needs a folder", command: nil) }
-                        dataFolder = value  // opened on first use, so `help` creates nothing
-                    } else {
-                        guard let format = OutputFormat(rawValue: value) else {
-                            throw .usage("unknown format '\(value)'; use table, json, jsonl or csv", command: nil)
-                        }
-                        self.format = format
-                    }
-                case "--help", "-h":
-                    rest.insert("help", at: 0)
-                case "--bail":
-                    bail = true
-                case "--batch":
-                    mode = .batch
-                case "--interactive":
-                    mode = .interactive
-                case "--version":
-                    output.line("archivist \(Self.version)")
-                    return ExitStatus.success
-                default:
-                    rest.append(argument)
-                }
+            global = try Self.parseGlobalOptions(arguments)
+        } catch {
+            return report(error)
+        }
+        if global.printsVersion {
+            output.line("archivist \(Self.version)")
+            return ExitStatus.success
+        }
+        do {
+            if let folder = try global.dataFolder ?? EnvironmentVariable.data.path(in: environment) {
+                dataFolder = folder  // opened on first use, so `help` creates nothing
             }
         } catch {
             return report(error)
         }
-        guard let name = rest.first else {
-            // No command: read commands from standard input. A script (not a terminal, or
-            // --batch) runs line by line; the interactive shell needs a terminal.
-            let interactive = mode.map { $0 == .interactive } ?? (isatty(STDIN_FILENO) == 1)
-            readsCommandsFromStandardInput = true
-            if !interactive { return runScript(bail: bail, nextLine: { Swift.readLine(strippingNewline: true) }) }
-            // libedit needs a terminal; without one, prompts are printed and lines read plainly.
-            guard isatty(STDIN_FILENO) == 1 else { return runInteractive(reader: PlainLineReader(output: output)) }
-            return runInteractive(reader: EditLineReader(historyPath: EditLineReader.defaultHistoryPath()))
+        if let format = global.format { self.format = format }
+        guard let name = global.words.first else { return readCommands(bail: global.bail, mode: global.mode) }
+        return execute(command: name, arguments: Array(global.words.dropFirst()))
+    }
+
+    /// With no command: reads commands from standard input. A script (not a terminal, or
+    /// `--batch`) runs line by line; the interactive shell needs a terminal.
+    func readCommands(bail: Bool, mode: InputMode?) -> Int32 {
+        let interactive = mode.map { $0 == .interactive } ?? (isatty(STDIN_FILENO) == 1)
+        readsCommandsFromStandardInput = true
+        if !interactive { return runScript(bail: bail, nextLine: { Swift.readLine(strippingNewline: true) }) }
+        let historyPath: String?
+        do throws(ShellError) {
+            historyPath = try EditLineReader.defaultHistoryPath(environment: environment)
+        } catch {
+            return report(error)
         }
-        return execute(command: name, arguments: Array(rest.dropFirst()))
+        // libedit needs a terminal; without one, prompts are printed and lines read plainly.
+        guard isatty(STDIN_FILENO) == 1 else { return runInteractive(reader: PlainLineReader(output: output)) }
+        return runInteractive(reader: EditLineReader(historyPath: historyPath))
     }
 
     /// Whether commands come from a person at a terminal or from a script.
@@ -192,15 +176,9 @@ public final class Shell: @unchecked Sendable {
     /// only say what went wrong and where).
     static func hint(for error: any Error) -> String? {
         switch error as? StoreError {
-        case .staleIndex?, .unreadableIndex?: return "run 'archivist repair'"
+        case .staleIndex?, .unreadableIndex?, .damagedSnapshot?: return "run 'archivist repair'"
         case .newerFormat?: return "upgrade archivist"
         default: return nil
         }
-    }
-
-    /// `--name=value` as the name and the value; any other argument as itself and nil.
-    static func split(_ argument: String) -> (String, String?) {
-        guard argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") else { return (argument, nil) }
-        return (String(argument[..<equals]), String(argument[argument.index(after: equals)...]))
     }
 }

@@ -4,7 +4,6 @@
 import ArchivistShell
 import Foundation
 
-let environment = ProcessInfo.processInfo.environment
-let shell = Shell(dataFolder: environment["ARCHIVIST_DATA"].flatMap { $0.isEmpty ? nil : $0 } ?? "data",
-                  output: TextSink(descriptor: STDOUT_FILENO), errors: TextSink(descriptor: STDERR_FILENO))
+// The data folder is --data, else ARCHIVIST_DATA (both read by `run`), else ./data.
+let shell = Shell(dataFolder: "data", output: TextSink(descriptor: STDOUT_FILENO), errors: TextSink(descriptor: STDERR_FILENO))
 exit(shell.run(arguments: Array(CommandLine.arguments.dropFirst())))

@@ -3,6 +3,7 @@
 #endif
 import ArchivistStore
 import Foundation
+import Synchronization
 import Testing
 
 // The harness the command-line tests share: it finds the built `archivist` executable, runs it as
@@ -65,9 +66,8 @@ enum CLI {
         fixtures.appendingPathComponent(name).path
     }
 
-    /// The real NYT samples shared beside the package (`../shared/nyt-samples`), when present.
-    static let samplesFolder: String = packageRoot.deletingLastPathComponent()
-        .appendingPathComponent("shared").appendingPathComponent("nyt-samples").path
+    /// Real NYT API bodies, each with its provenance in `SOURCES.md` there.
+    static let samplesFolder: String = fixture("nyt-samples")
 
     /// The built `archivist`, or nil when it cannot be found.
     ///
@@ -132,16 +132,17 @@ enum CLI {
 /// <root>/data/   the data folder tests pass with --data (not created in advance)
 /// <root>/io/     files the harness uses for standard input and output
 /// ```
-final class Sandbox: @unchecked Sendable {
+final class Sandbox: Sendable {
     /// The temporary folder.
     let root: String
     /// The data folder the tests use.
     var data: String { root + "/data" }
     /// Where captured output goes.
     var io: String { root + "/io" }
-    private var counter = 0
-    private let lock = NSLock()
-    private var removed = false
+    /// How many runs have been started (numbering their captured files).
+    private let counter = Mutex(0)
+    /// Whether the folder has been removed.
+    private let removed = Mutex(false)
 
     init() throws {
         var template = Array((FileManager.default.temporaryDirectory.path + "/archivist-cli-XXXXXX").utf8CString)
@@ -153,11 +154,11 @@ final class Sandbox: @unchecked Sendable {
 
     /// Deletes the whole folder.
     func remove() {
-        lock.lock()
-        defer { lock.unlock() }
-        guard !removed else { return }
-        removed = true
-        try? FileManager.default.removeItem(atPath: root)
+        removed.withLock { removed in
+            guard !removed else { return }
+            removed = true
+            try? FileManager.default.removeItem(atPath: root)
+        }
     }
 
     deinit { remove() }
@@ -169,10 +170,10 @@ final class Sandbox: @unchecked Sendable {
     func documentFile(_ id: String) -> String { path(FileNames.documentPath(for: id)) }
 
     private func nextNumber() -> Int {
-        lock.lock()
-        defer { lock.unlock() }
-        counter += 1
-        return counter
+        counter.withLock { counter in
+            counter += 1
+            return counter
+        }
     }
 
     /// Runs `archivist --data <data> ARGUMENTS` (without `--data` when `dataOption` is false) and

@@ -331,6 +331,25 @@ struct CommandLineTests {
         #expect(sandbox.contents(sandbox.path(FileNames.index)) == indexBefore)
     }
 
+    @Test("import of a server error's body fails naming the file and the message; an object with an _id or a success status is a document")
+    func importOfServerErrorBody() throws {
+        let error = sandbox.root + "/error.json"
+        try sandbox.write(#"{"timestamp":1,"status":503,"error":"Service Unavailable","message":"try\nlater","path":"/svc"}"#, to: error)
+        let refused = try sandbox.run(["import", error])
+        #expect(refused.status == 1)
+        #expect(refused.stdout.isEmpty)
+        #expect(refused.stderrLines == ["error: import: \(error): an API error, not documents: HTTP 503 Service Unavailable: try later; nothing was stored"])
+        #expect(nothingStored())
+
+        let withID = sandbox.root + "/with-id.json"
+        try sandbox.write(#"{"_id":"job-1","status":500,"error":"Internal Server Error"}"#, to: withID)
+        #expect(try sandbox.run(["import", withID]).stdoutText == Self.counts(added: 1))
+        let succeeded = sandbox.root + "/succeeded.json"
+        try sandbox.write(#"{"status":200,"error":"none"}"#, to: succeeded)
+        #expect(try sandbox.run(["import", succeeded]).stdoutText == Self.counts(added: 1))
+        #expect(try exported().count == 2)
+    }
+
     @Test("import of a truncated JSON array names the line and column and stores nothing")
     func importOfTruncatedArrayStoresNothing() throws {
         let path = CLI.fixture("documents-array-truncated.json")
@@ -366,8 +385,16 @@ struct CommandLineTests {
     static let sampleFiles: [String] = (try? FileManager.default.contentsOfDirectory(atPath: CLI.samplesFolder))?
         .filter { $0.hasSuffix(".json") }.sorted() ?? []
 
+    @Test("the real NYT samples are all there, with their provenance")
+    func realSamplesArePresent() throws {
+        #expect(Self.sampleFiles.count == 14, "\(Self.sampleFiles)")
+        let sources = try String(contentsOfFile: CLI.samplesFolder + "/SOURCES.md", encoding: .utf8)
+        for name in Self.sampleFiles {
+            #expect(sources.contains("| \(name) |"), "SOURCES.md does not say where \(name) comes from")
+        }
+    }
+
     @Test("import of each real NYT sample stores each of its documents exactly as the API sent it",
-          .enabled(if: FileManager.default.fileExists(atPath: CLI.samplesFolder), "the shared samples folder is absent"),
           arguments: CommandLineTests.sampleFiles)
     func importRealSample(_ name: String) throws {
         let path = CLI.samplesFolder + "/" + name
@@ -380,7 +407,26 @@ struct CommandLineTests {
             #expect(nothingStored())
             return
         }
-        guard case .array(let docs)? = value["response"]?["docs"] else {
+        // A server error's body (Spring Boot's {timestamp, status, error, message, path}): one
+        // line naming the file and the server's message, and nothing stored.
+        if case .number? = value["status"], let message = value["message"]?.stringValue {
+            #expect(result.status == 1, "\(result)")
+            #expect(result.stdout.isEmpty)
+            #expect(result.stderrLines.count == 1, "\(result)")
+            #expect(result.stderrText.hasPrefix("error: import: \(path): "), "\(result)")
+            #expect(result.stderrText.contains(message), "\(result)")
+            #expect(nothingStored())
+            return
+        }
+        // A bare array of documents (a response's docs without the envelope) is imported as any
+        // JSON array is: every element stored.
+        let docs: [JSONValue]
+        if case .array(let elements) = value {
+            for element in elements { try #require(element["_id"] != nil, "\(name): an element without _id") }
+            docs = elements
+        } else if case .array(let responseDocs)? = value["response"]?["docs"] {
+            docs = responseDocs
+        } else {
             Issue.record("\(name): not an API response")
             return
         }

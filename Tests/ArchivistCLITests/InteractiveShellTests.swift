@@ -121,7 +121,7 @@ final class InteractiveShellTests {
 
         // A new session recalls the last command with the up arrow.
         try startShell(session: "two")
-        try waitFor("1 documents", in: "two")
+        try waitFor("· 1 document\n", in: "two")
         try type("two", "Up")
         try waitFor("data> get nope", in: "two")
         try type("two", "C-u", ".quit", "Enter")

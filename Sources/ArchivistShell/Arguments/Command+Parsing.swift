@@ -1,0 +1,47 @@
+extension Command {
+    /// Splits arguments into options and positionals, checking them against this command's
+    /// declared options and arity.
+    public func parse(_ arguments: [String]) throws(ShellError) -> ParsedArguments {
+        var parsed = ParsedArguments(command: name)
+        var index = 0
+        var optionsEnded = false
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            if optionsEnded || !argument.hasPrefix("--") || argument == "-" {
+                parsed.positionals.append(argument)
+                continue
+            }
+            if argument == "--" {
+                optionsEnded = true
+                continue
+            }
+            let (name, inlineValue) = Shell.split(argument)
+            guard let option = options.first(where: { $0.name == name }) else {
+                throw .usage("\(self.name): unknown option '\(name)'; usage: \(usage)", command: self.name)
+            }
+            if let valueName = option.valueName {
+                if let inlineValue {
+                    parsed.values[name, default: []].append(inlineValue)
+                } else if index < arguments.count {
+                    parsed.values[name, default: []].append(arguments[index])
+                    index += 1
+                } else {
+                    throw .usage("\(self.name): option '\(name)' needs a value (\(valueName))", command: self.name)
+                }
+            } else {
+                if inlineValue != nil {
+                    throw .usage("\(self.name): option '\(name)' takes no value", command: self.name)
+                }
+                parsed.flags.insert(name)
+            }
+        }
+        if parsed.positionals.count < arity.lowerBound {
+            throw .usage("\(self.name): missing arguments; usage: \(usage)", command: self.name)
+        }
+        if parsed.positionals.count > arity.upperBound {
+            throw .usage("\(self.name): too many arguments; usage: \(usage)", command: self.name)
+        }
+        return parsed
+    }
+}

@@ -1,0 +1,171 @@
+/// Splits a line typed at the prompt or read from a script into words, as a POSIX shell does:
+/// `'single quotes'` keep everything, `"double quotes"` allow `\"` and `\\`, and a backslash
+/// outside quotes escapes the next character.
+///
+/// A word that starts with a bare `{` or `[` is a JSON argument, taken as typed (its quotes and
+/// backslashes are JSON's, not the shell's). A command is not finished while a quote is open, a
+/// JSON argument's brackets do not balance yet, or a line ends in `\`: the next line continues it.
+public enum CommandLineSplitter {
+    /// The result of splitting.
+    public enum Outcome: Equatable, Sendable {
+        /// The words of a whole command.
+        case words([String])
+        /// The command goes on on the next line.
+        case incomplete
+    }
+
+    /// Follows the brackets of a JSON argument, outside its strings.
+    struct BracketTracker {
+        var isJSON = false
+        var depth = 0
+        var inString = false
+        var escaped = false
+
+        mutating func start(with c: Character) {
+            isJSON = c == "{" || c == "["
+        }
+
+        mutating func feed(_ c: Character) {
+            guard isJSON else { return }
+            if inString {
+                if escaped { escaped = false } else if c == "\\" { escaped = true } else if c == "\"" { inString = false }
+                return
+            }
+            switch c {
+            case "\"": inString = true
+            case "[", "{": depth += 1
+            case "]", "}": depth -= 1
+            default: break
+            }
+        }
+
+        var isOpen: Bool { isJSON && depth > 0 }
+    }
+
+    /// Splits `text` (one or more lines joined with newlines).
+    public static func split(_ text: String) -> Outcome {
+        // A line ending in an unescaped backslash continues.
+        guard !endsInContinuation(text) else { return .incomplete }
+        var scanner = WordScanner(Array(text.replacingOccurrences(of: "\\\n", with: "")))
+        scanner.scan()
+        return scanner.outcome
+    }
+
+    /// Whether `text` ends in an odd number of backslashes (the last one escapes the newline after).
+    static func endsInContinuation(_ text: String) -> Bool {
+        var trailing = 0
+        for c in text.reversed() {
+            guard c == "\\" else { break }
+            trailing += 1
+        }
+        return trailing % 2 == 1
+    }
+
+    /// The scan of a command's characters into words, one character (or escape) at a time.
+    struct WordScanner {
+        private let characters: [Character]
+        private var index = 0
+        private var words: [String] = []
+        private var current = ""
+        private var inWord = false
+        /// The quote character of an open quote.
+        private var quote: Character?
+        private var brackets = BracketTracker()
+        /// Whether the current word is a JSON argument, taken literally.
+        private var literalJSON = false
+
+        init(_ characters: [Character]) {
+            self.characters = characters
+        }
+
+        /// The words, or `.incomplete` when a quote or a JSON argument's brackets are still open.
+        var outcome: Outcome {
+            if quote != nil || brackets.isOpen { return .incomplete }
+            return .words(inWord ? words + [current] : words)
+        }
+
+        /// Scans every character.
+        mutating func scan() {
+            while index < characters.count {
+                let c = characters[index]
+                index += 1
+                scan(c)
+            }
+        }
+
+        private mutating func scan(_ c: Character) {
+            // A word that starts with a bare `{` or `[` is JSON: taken literally (quotes and
+            // backslashes included) until its brackets close, so `put ID {"a": 1}` works as typed.
+            if literalJSON {
+                if brackets.isOpen || !Self.isBlank(c) { return add(c) }
+                literalJSON = false
+            }
+            if quote == nil, !inWord, c == "{" || c == "[" {
+                literalJSON = true
+                brackets.start(with: c)
+                return add(c)
+            }
+            if let open = quote { return scanQuoted(c, closedBy: open) }
+            scanBare(c)
+        }
+
+        /// Inside quotes: everything is kept until the quote that opened them, except that within
+        /// double quotes a backslash escapes `"`, `\`, `$` and a backquote.
+        private mutating func scanQuoted(_ c: Character, closedBy open: Character) {
+            if c == open {
+                quote = nil
+            } else if open == "\"", c == "\\", let next = peek(), ["\"", "\\", "$", "`"].contains(next) {
+                index += 1
+                add(next)
+            } else {
+                add(c)
+            }
+        }
+
+        /// Outside quotes: quotes open, a backslash escapes the next character, white space ends a
+        /// word (unless a JSON argument's brackets are open).
+        private mutating func scanBare(_ c: Character) {
+            switch c {
+            case "'", "\"":
+                quote = c
+                inWord = true
+            case "\\":
+                if let next = peek() {
+                    index += 1
+                    add(next)
+                }
+            case _ where Self.isBlank(c):
+                endWord(at: c)
+            default:
+                add(c)
+            }
+        }
+
+        private mutating func endWord(at blank: Character) {
+            guard inWord else { return }
+            if brackets.isOpen {
+                // Inside an unfinished JSON value: the white space is part of it.
+                current.append(blank)
+                return
+            }
+            words.append(current)
+            current = ""
+            inWord = false
+            brackets = BracketTracker()
+        }
+
+        private mutating func add(_ c: Character) {
+            current.append(c)
+            brackets.feed(c)
+            inWord = true
+        }
+
+        private func peek() -> Character? {
+            index < characters.count ? characters[index] : nil
+        }
+
+        private static func isBlank(_ c: Character) -> Bool {
+            c == " " || c == "\t" || c == "\n" || c == "\r"
+        }
+    }
+}

@@ -1,0 +1,37 @@
+/// The `ARCHIVIST_*` environment variables, declared once. Each is read where it is used, through
+/// its declaration, and a bad value is a usage error naming it (exit 64), never silently ignored.
+public enum EnvironmentVariable: String, CaseIterable, Sendable {
+    /// The data folder when `--data` is not given.
+    case data = "ARCHIVIST_DATA"
+    /// Seconds a writer waits for the data folder's lock (default 10).
+    case lockTimeout = "ARCHIVIST_LOCK_TIMEOUT"
+    /// Least seconds between API requests when `--pace` is not given.
+    case pace = "ARCHIVIST_PACE"
+    /// Seconds before the first retry of a failed request, doubling after.
+    case backoff = "ARCHIVIST_BACKOFF"
+    /// Seconds an API request may take (at least 1).
+    case timeout = "ARCHIVIST_TIMEOUT"
+    /// The interactive shell's history file.
+    case history = "ARCHIVIST_HISTORY"
+
+    /// The variable's name: `ARCHIVIST_DATA`.
+    public var name: String { rawValue }
+
+    /// The variable's value as a path: nil when it is unset; an empty value is an error.
+    public func path(in environment: [String: String]) throws(ShellError) -> String? {
+        guard let text = environment[name] else { return nil }
+        guard !text.isEmpty else {
+            throw .usage("\(name) is empty; give \(self == .data ? "a folder" : "a file") or unset it", command: nil)
+        }
+        return text
+    }
+
+    /// The variable's value as seconds (a number, 0 or more): nil when it is unset.
+    public func seconds(in environment: [String: String]) throws(ShellError) -> Double? {
+        guard let text = environment[name] else { return nil }
+        guard let seconds = Double(seconds: text) else {
+            throw .usage("\(name) takes a number of seconds, not '\(text)'", command: nil)
+        }
+        return seconds
+    }
+}

@@ -1,0 +1,71 @@
+import ArchivistStore
+import Foundation
+
+extension Command {
+    /// `export`'s options.
+    enum ExportOption: CommandOptions {
+        case to
+
+        var declaration: Option {
+            Option("--to", value: "FILE", help: "write to FILE instead of standard output")
+        }
+    }
+
+    /// `export [--to FILE]`: write every document as JSON Lines.
+    public static let export = Command(
+        name: "export", synopsis: "[FILTER]", summary: "Write every document (or those matching FILTER) as JSON Lines, sorted by ID",
+        discussion: """
+        One document per line, compact, keys sorted, in ID order, on standard output or, with --to,
+        into FILE (written to a temporary file, synced, then renamed, so FILE is never half-written).
+        FILTER is as for find.
+        """,
+        examples: ["export > backup.jsonl", "export --to backup.jsonl", "export section_name = Sports --to sports.jsonl"],
+        options: ExportOption.self,
+        arity: 0...Int.max, isInterruptible: true
+    ) { invocation, shell in
+        let store = try shell.store()
+        let ids = try exportedIDs(invocation, store: store, shell: shell)
+        let destination = try ExportDestination(path: invocation.value(.to), shell: shell, for: invocation)
+        let (written, failures) = write(ids, to: destination.sink, store: store, invocation: invocation, shell: shell)
+        if Interruption.isRequested {
+            destination.sink.flush()
+            if let path = destination.path {
+                destination.abandon()
+                throw invocation.interrupted("interrupted; '\(path)' was not written")
+            }
+            throw invocation.interrupted("interrupted after \(written) of \(Plural.count(ids.count, "document"))")
+        }
+        try destination.commit(for: invocation)
+        if failures > 0 { throw ShellError.reported }
+    }
+
+    /// The IDs `export` writes, in ID order: every document's, or those FILTER matches.
+    static func exportedIDs(_ invocation: Invocation<ExportOption>, store: DocumentStore, shell: Shell) throws -> [String] {
+        if invocation.positionals.isEmpty { return try store.entries().map(\.id) }
+        let result = try store.find(Query(filter: try parseFilter(invocation.positionals)))
+        noteScan(result.scannedPaths, shell: shell)
+        return result.ids
+    }
+
+    /// Writes the documents as JSON Lines until Ctrl-C, reporting those that cannot be read; a
+    /// document removed since the query is skipped, and not counted as written.
+    static func write(_ ids: [String], to sink: TextSink, store: DocumentStore, invocation: Invocation<ExportOption>,
+                      shell: Shell) -> (written: Int, failures: Int) {
+        var failures = 0
+        var written = 0
+        for id in ids {
+            if Interruption.isRequested { break }
+            do {
+                guard let document = try store.document(withID: id) else { continue }
+                var line = JSONWriter.compactBytes(document)
+                line.append(0x0A)
+                sink.write(bytes: line)
+                written += 1
+            } catch {
+                failures += 1
+                shell.reportError(invocation.labelled(Shell.message(for: error)))
+            }
+        }
+        return (written, failures)
+    }
+}

@@ -1,0 +1,124 @@
+import ArchivistStore
+import Foundation
+
+extension Command {
+    static let filterHelp = """
+    FILTER is either a MongoDB filter document ('{"section_name": "Sports", "pub_date": {"$gte": "2015-07-01"}}')
+    or the infix language: section_name = Sports and pub_date >= 2015-07-01 and not headline.main ~ preview.
+    Operators: = != < <= > >= ~ (substring, any case and accents), in (a, b), not in (a, b), exists,
+    missing; and, or, not, parentheses. A quoted phrase alone is a full-text search over headline,
+    abstract, snippet, lead paragraph and keywords ('"climate change"'). Dates compare as instants in
+    any ISO-8601 spelling, and a date alone means its whole UTC day. The words of FILTER may be given
+    as separate arguments.
+    """
+
+    /// `find`'s options.
+    enum FindOption: CommandOptions {
+        case sort, skip, limit, fields
+
+        var declaration: Option {
+            switch self {
+            case .sort: Option("--sort", value: "FIELD[:desc]", help: "order by FIELD (repeatable; :desc for largest first)")
+            case .skip: Option("--skip", value: "N", help: "pass over the first N matches")
+            case .limit: Option("--limit", value: "N", help: "return at most N documents")
+            case .fields: .fields
+            }
+        }
+    }
+
+    /// `find [FILTER] [--sort FIELD[:desc]]... [--skip N] [--limit N] [--fields a,b.c]`.
+    public static let find = Command(
+        name: "find", synopsis: "[FILTER]", summary: "List the documents matching a filter",
+        discussion: filterHelp + """
+
+
+        Sorted by --sort keys (several allowed, ties by ID), else by relevance for a text search, else
+        by ID. Table format shows ID, date, section and headline (or --fields); jsonl prints each
+        whole document (or the --fields) on a line; json an array; csv a header and a row per document.
+        Answered from the in-memory index; a filter on a field outside it reads the documents and says
+        so on stderr ('archivist index add FIELD' adds it).
+        """,
+        examples: ["find section_name = Sports and pub_date >= 2015-07-01 --sort pub_date:desc --limit 10",
+                   #"find '"climate change"' --fields _id,headline.main"#,
+                   #"find '{"news_desk": {"$in": ["Sports", "Foreign"]}}' --format csv"#],
+        options: FindOption.self,
+        arity: 0...Int.max, isInterruptible: true
+    ) { invocation, shell in
+        let filter = try parseFilter(invocation.positionals)
+        var sort: [SortKey] = []
+        for text in invocation.values(.sort) {
+            guard let key = SortKey(parsing: text) else {
+                throw invocation.usageError("\(FindOption.sort.name) takes FIELD or FIELD:desc, not '\(text)'")
+            }
+            sort.append(key)
+        }
+        let skip = try invocation.count(.skip) ?? 0
+        let limit = try invocation.count(.limit)
+        let fields = fieldList(invocation.value(.fields))
+        let store = try shell.store()
+        let result = try store.find(Query(filter: filter, sort: sort, skip: skip, limit: limit))
+        noteScan(result.scannedPaths, shell: shell)
+        try printDocuments(result.ids, fields: fields, store: store, shell: shell)
+    }
+
+    /// `count [FILTER]`: a bare integer.
+    public static let count = Command(
+        name: "count", synopsis: "[FILTER]", summary: "Count the documents matching a filter (a bare integer)",
+        discussion: filterHelp, examples: ["count", "count section_name = Sports", #"count '"jury"'"#],
+        arity: 0...Int.max
+    ) { invocation, shell in
+        let filter = try parseFilter(invocation.positionals)
+        let (count, scanned) = try shell.store().count(matching: filter)
+        noteScan(scanned, shell: shell)
+        shell.output.line(String(count))
+    }
+
+    /// `facet`'s options.
+    enum FacetOption: CommandOptions {
+        case limit
+
+        var declaration: Option {
+            Option("--limit", value: "N", help: "show at most N values")
+        }
+    }
+
+    /// `facet FIELD [FILTER] [--limit N]`: documents per value.
+    public static let facet = Command(
+        name: "facet", synopsis: "FIELD [FILTER]", summary: "Count documents per value of a field, most frequent first",
+        discussion: "An array field counts each distinct element once per document. In table format each value gets a bar.\n\n" + filterHelp,
+        examples: ["facet section_name", "facet keywords.value pub_date >= 2019-01-01 --limit 20"],
+        options: FacetOption.self,
+        arity: 1...Int.max
+    ) { invocation, shell in
+        let path = invocation.positionals[0]
+        let filter = try parseFilter(Array(invocation.positionals.dropFirst()))
+        let limit = try invocation.count(.limit)
+        let (values, scanned) = try shell.store().facet(path, matching: filter, limit: limit)
+        noteScan(scanned, shell: shell)
+        if shell.effectiveFormat == .table {
+            let labels = values.map { Renderer.plainText($0.value) }
+            let labelWidth = min(40, labels.map(DisplayWidth.of).max() ?? 0)
+            let countWidth = values.map { String($0.count).count }.max() ?? 1
+            let most = values.first?.count ?? 1
+            let barWidth = max(10, Renderer.terminalWidth() - labelWidth - countWidth - 4)
+            for (label, item) in zip(labels, values) {
+                let clipped = DisplayWidth.clipped(label, to: labelWidth)
+                let bar = String(repeating: "█", count: max(1, item.count * barWidth / max(most, 1)))
+                shell.output.line(DisplayWidth.padded(clipped, to: labelWidth) + "  "
+                                  + String(repeating: " ", count: countWidth - String(item.count).count) + String(item.count) + "  " + bar)
+            }
+            return
+        }
+        shell.renderer.render(list: values.map { Record([("value", $0.value), ("count", .int($0.count))]) }, to: shell.output)
+    }
+
+    /// Reads the filter words of a command line (joined with spaces) in either syntax.
+    static func parseFilter(_ words: [String]) throws -> Filter {
+        try FilterParser.parseAny(words.joined(separator: " "))
+    }
+
+    /// The paths of a `--fields a,b.c` option (blanks around a comma ignored), nil without it.
+    static func fieldList(_ text: String?) -> [String]? {
+        text.map { $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } }
+    }
+}

@@ -1,0 +1,94 @@
+import ArchivistStore
+
+/// Stores the documents of one `import` in durable batches, reporting each document that cannot
+/// be stored as it goes and counting what became of the others; Ctrl-C stops it between batches,
+/// so every batch before is committed and none is half-written.
+final class Importer {
+    private let source: ImportSource
+    private let invocation: Invocation<NoOptions>
+    private let shell: Shell
+    private var counts: [String: Int] = ["added": 0, "updated": 0, "unchanged": 0, "failed": 0]
+    private var wasInterrupted = false
+
+    /// An importer of `source` into the shell's store.
+    init(source: ImportSource, invocation: Invocation<NoOptions>, shell: Shell) {
+        self.source = source
+        self.invocation = invocation
+        self.shell = shell
+    }
+
+    /// Reads the source and stores its documents. JSON Lines are streamed a batch at a time;
+    /// anything else (an array, a response, a pretty-printed document) is read whole.
+    func storeDocuments() throws {
+        let prefix = try source.read(upTo: 1 << 20, for: invocation)
+        if ImportReader.isJSONLines(prefix) {
+            return try storeLines(JSONLinesReader(descriptor: source.descriptor, prefix: prefix))
+        }
+        let bytes = prefix + (try source.read(upTo: Int.max, for: invocation))
+        let reader: ImportReader
+        do throws(ImportReader.ImportFailure) {
+            reader = try ImportReader(bytes: bytes)
+        } catch {
+            throw invocation.failure("\(source.name): \(error.message); nothing was stored")
+        }
+        if reader.shape == .jsonLines { return try storeLines(JSONLinesReader(bytes: bytes)) }
+        var start = 0
+        while start < reader.count && !wasInterrupted {
+            let end = min(start + Command.importBatchSize, reader.count)
+            try store(reader.items(start..<end))
+            start = end
+        }
+    }
+
+    /// Prints the counts; throws when Ctrl-C stopped the import or a document failed.
+    func report() throws {
+        let record = Record(["added", "updated", "unchanged", "failed"].map { ($0, .int(counts[$0]!)) })
+        shell.renderer.render(single: record, to: shell.output)
+        if wasInterrupted {
+            let stored = counts["added"]! + counts["updated"]! + counts["unchanged"]!
+            throw invocation.interrupted("\(source.name): interrupted; the \(Plural.count(stored, "document")) of the batches before "
+                                         + "\(Plural.word(for: stored, "is", "are")) stored")
+        }
+        if counts["failed"]! > 0 { throw ShellError.reported }
+    }
+
+    /// Stores JSON Lines a batch at a time.
+    private func storeLines(_ reader: JSONLinesReader) throws {
+        while !wasInterrupted, let items = reader.nextItems(maxCount: Command.importBatchSize) {
+            try store(items)
+        }
+        if let error = reader.readError { throw invocation.failure("\(source.name): cannot read: \(error)") }
+    }
+
+    /// Stores one batch in one durable upsert, unless Ctrl-C was pressed.
+    private func store(_ items: [ImportReader.Item]) throws {
+        if Interruption.isRequested {
+            wasInterrupted = true
+            return
+        }
+        var documents: [JSONValue] = []
+        var locations: [String] = []
+        for item in items {
+            switch item.document {
+            case .success(let document):
+                documents.append(document)
+                locations.append(item.location)
+            case .failure(let failure):
+                fail(at: item.location, failure.message)
+            }
+        }
+        let results = try shell.store().upsert(documents)
+        for (result, location) in zip(results, locations) {
+            switch result.outcome {
+            case .success(let outcome): counts[outcome.rawValue, default: 0] += 1
+            case .failure(let error): fail(at: location, error.errorDescription ?? "refused")
+            }
+        }
+    }
+
+    /// Counts a document that could not be stored and reports it: `import: FILE: line 3: ...`.
+    private func fail(at location: String, _ message: String) {
+        counts["failed", default: 0] += 1
+        shell.reportError(invocation.labelled("\(source.name): \(location): \(message)"))
+    }
+}

@@ -1,0 +1,52 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+import ArchivistClient
+import ArchivistStore
+import Foundation
+
+extension Shell {
+    /// The interactive shell: a banner, a prompt naming the data folder, line editing and history
+    /// from `reader`; a command that is not finished continues on a `...>` prompt and is one
+    /// history entry. Ctrl-C abandons the line being typed; Ctrl-D on an empty line exits.
+    public func runInteractive(reader: LineReader) -> Int32 {
+        printBanner()
+        EditLineReader.completer = { [self] text in completions(for: text) }
+        var pending = PendingCommand()
+        while true {
+            let folderName = (dataFolder as NSString).lastPathComponent
+            let prompt = pending.isEmpty ? "\(folderName)> " : "...> "
+            output.flush()
+            errors.flush()
+            switch reader.readLine(prompt: prompt) {
+            case .end:
+                output.line("")
+                output.flush()
+                return ExitStatus.success
+            case .interrupted:
+                pending.clear()
+                continue
+            case .line(let line):
+                guard case .command(let command, let words) = pending.add(line) else { continue }
+                reader.addToHistory(command)
+                guard !words.isEmpty else { continue }
+                if runLine(words) == Self.quitStatus {
+                    output.flush()
+                    return ExitStatus.success
+                }
+            }
+        }
+    }
+
+    /// `archivist 0.1.0 · data folder data · 1,234 documents`.
+    func printBanner() {
+        var documents = "? documents"
+        do {
+            documents = Plural.count(try store().count, "document")
+        } catch {
+            reportError(Shell.message(for: error))
+        }
+        output.line("archivist \(Self.version) · data folder \(dataFolder) · \(documents)")
+        output.line("Type 'help' for the commands, '.help' for the shell's own, Ctrl-D to leave.")
+    }
+}

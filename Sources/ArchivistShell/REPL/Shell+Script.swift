@@ -1,0 +1,57 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+import Foundation
+
+extension Shell {
+    /// Runs a script: each line one command (blank lines and `#` comments skipped; an unfinished
+    /// quote, JSON argument or trailing `\` continues on the next line). Errors go to stderr as
+    /// `error: line N: ...`; later lines still run unless `bail`. Returns 1 if any command failed.
+    public func runScript(bail: Bool, nextLine: () -> String?) -> Int32 {
+        var failed = false
+        var pending = PendingCommand()
+        var firstLine = 0
+        var number = 0
+        defer {
+            lineNumber = nil
+            output.flush()
+            errors.flush()
+        }
+        while let line = nextLine() {
+            number += 1
+            if pending.isEmpty { firstLine = number }
+            guard case .command(_, let words) = pending.add(line), !words.isEmpty else { continue }
+            lineNumber = firstLine
+            let status = runLine(words)
+            output.flush()
+            errors.flush()
+            if status == Self.quitStatus { break }
+            if status != ExitStatus.success {
+                failed = true
+                if bail { break }
+            }
+        }
+        if !pending.isEmpty {
+            lineNumber = firstLine
+            reportError("the command is not finished at the end of the input (an open quote, bracket or trailing '\\')")
+            failed = true
+        }
+        return failed ? ExitStatus.failure : ExitStatus.success
+    }
+
+    /// What `runLine` returns for `.quit`.
+    static let quitStatus: Int32 = -1
+
+    /// Runs one command line's words: a dot-command or a command of the table.
+    func runLine(_ words: [String]) -> Int32 {
+        let name = words[0]
+        let arguments = Array(words.dropFirst())
+        if name.hasPrefix(".") { return runDotCommand(name, arguments) }
+        let start = Date()
+        let status = execute(command: name, arguments: arguments)
+        if showsTimer {
+            errors.line(String(format: "time: %.3f s", Date().timeIntervalSince(start)))
+        }
+        return status
+    }
+}
