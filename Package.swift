@@ -29,13 +29,16 @@ let package = Package(
         .executableTarget(name: "fake-nyt", dependencies: ["ArchivistTestSupport"]),
         // Benchmark driver pieces that need Swift (generator, raw file-system baseline).
         .executableTarget(name: "archivist-bench", dependencies: ["ArchivistStore", "ArchivistClient", "ArchivistTestSupport"]),
-        .testTarget(name: "ArchivistStoreTests", dependencies: ["ArchivistStore", "ArchivistClient", "ArchivistTestSupport"],
-                    resources: [.copy("Fixtures")]),
-        .testTarget(name: "ArchivistClientTests", dependencies: ["ArchivistClient", "ArchivistStore", "ArchivistTestSupport"],
-                    resources: [.copy("Fixtures")]),
+        .testTarget(
+            name: "ArchivistStoreTests", dependencies: ["ArchivistStore", "ArchivistClient", "ArchivistTestSupport"],
+            resources: [.copy("Fixtures")]),
+        .testTarget(
+            name: "ArchivistClientTests", dependencies: ["ArchivistClient", "ArchivistStore", "ArchivistTestSupport"],
+            resources: [.copy("Fixtures")]),
         .testTarget(name: "FakeNYTServerTests", dependencies: ["ArchivistTestSupport", "ArchivistStore"]),
-        .testTarget(name: "ArchivistCLITests", dependencies: ["ArchivistStore", "ArchivistClient", "ArchivistShell", "ArchivistTestSupport"],
-                    resources: [.copy("Fixtures")]),
+        .testTarget(
+            name: "ArchivistCLITests", dependencies: ["ArchivistStore", "ArchivistClient", "ArchivistShell", "ArchivistTestSupport"],
+            resources: [.copy("Fixtures")]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -161,8 +161,10 @@ public struct Media: Sendable, Equatable {
     public var credit: String?
 
     /// An image from its members.
-    public init(url: String, width: Int? = nil, height: Int? = nil, subtype: String? = nil, cropName: String? = nil,
-                caption: String? = nil, credit: String? = nil) {
+    public init(
+        url: String, width: Int? = nil, height: Int? = nil, subtype: String? = nil, cropName: String? = nil,
+        caption: String? = nil, credit: String? = nil
+    ) {
         self.url = url
         self.width = width
         self.height = height

@@ -80,8 +80,10 @@ public indirect enum ClientError: Error, LocalizedError, Sendable, Equatable {
         switch self {
         case .missingAPIKey, .cancelled, .storage: return self
         case .invalidRequest(let parameter, let reason): return .invalidRequest(parameter: clean(parameter), reason: clean(reason))
-        case .http(let status, let fault, let url, let attempts): return .http(status: status, fault: clean(fault), url: clean(url), attempts: attempts)
-        case .unreachable(let url, let reason, let attempts): return .unreachable(url: clean(url), reason: clean(reason), attempts: attempts)
+        case .http(let status, let fault, let url, let attempts):
+            return .http(status: status, fault: clean(fault), url: clean(url), attempts: attempts)
+        case .unreachable(let url, let reason, let attempts):
+            return .unreachable(url: clean(url), reason: clean(reason), attempts: attempts)
         case .invalidJSON(let source, var error):
             error.reason = clean(error.reason)
             return .invalidJSON(source: clean(source), error: error)

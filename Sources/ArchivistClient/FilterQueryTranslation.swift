@@ -68,10 +68,19 @@ public enum FilterQueryTranslation {
         func anyOf(_ filters: [Filter]) -> Filter { filters.count == 1 ? filters[0] : .or(filters) }
         func text(_ value: String) -> Condition { isContains ? .contains(value) : .eq(.string(value)) }
         if keywordFacets.contains(base) {
-            return anyOf(values.map { value in
-                .field("keywords", [.elemMatch(.filter(.and([.field("name", [.eq(.string(base))]),
-                                                             .field("value", [text(value)])])))])
-            })
+            return anyOf(
+                values.map { value in
+                    .field(
+                        "keywords",
+                        [
+                            .elemMatch(
+                                .filter(
+                                    .and([
+                                        .field("name", [.eq(.string(base))]),
+                                        .field("value", [text(value)]),
+                                    ])))
+                        ])
+                })
         }
         switch base {
         case "headline", "headline.search":

@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -93,8 +94,9 @@ public final class URLSessionTransport: HTTPTransport {
             if let length = http.value(forHTTPHeaderField: "Content-Length").flatMap(Int.init), length > data.count {
                 throw .connectionLost
             }
-            return HTTPResponse(status: http.statusCode, contentType: http.value(forHTTPHeaderField: "Content-Type"),
-                                body: [UInt8](data))
+            return HTTPResponse(
+                status: http.statusCode, contentType: http.value(forHTTPHeaderField: "Content-Type"),
+                body: [UInt8](data))
         case .failure(let error):
             throw URLSessionTransport.failure(for: error)
         }
@@ -110,7 +112,7 @@ public final class URLSessionTransport: HTTPTransport {
         case .timedOut: return .timedOut
         case .networkConnectionLost: return .connectionLost
         case .secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate,
-             .serverCertificateNotYetValid, .serverCertificateHasUnknownRoot:
+            .serverCertificateNotYetValid, .serverCertificateHasUnknownRoot:
             return .cannotConnect("TLS handshake failed")
         case .badServerResponse: return .connectionLost  // "empty reply from server"
         case .unknown: return .connectionLost  // curl's "transfer closed with N bytes remaining"

@@ -66,8 +66,10 @@ public final class Harvester: Sendable {
 
     /// Runs `request` from page 0. Returns what was done, and the error that stopped the run early
     /// (`.cancelled` for an interruption); everything stored before it stays stored.
-    public func run(_ request: SearchRequest, limit: PageLimit,
-                    onEvent: @escaping @Sendable (HarvestEvent) -> Void = { _ in }) async -> (HarvestSummary, ClientError?) {
+    public func run(
+        _ request: SearchRequest, limit: PageLimit,
+        onEvent: @escaping @Sendable (HarvestEvent) -> Void = { _ in }
+    ) async -> (HarvestSummary, ClientError?) {
         var run = Run()
         do throws(ClientError) {
             try client.validate(request)
@@ -96,8 +98,10 @@ public final class Harvester: Sendable {
 
     /// Fetches pages `first..<planned` of one request, fewer when the hits run out (the plan is
     /// cut to the pages the latest hit count needs, and an empty page ends it).
-    private func fetchPages(_ request: SearchRequest, from first: Int, upTo planned: Int, range: String?, run: inout Run,
-                            onEvent: @escaping @Sendable (HarvestEvent) -> Void) async throws(ClientError) {
+    private func fetchPages(
+        _ request: SearchRequest, from first: Int, upTo planned: Int, range: String?, run: inout Run,
+        onEvent: @escaping @Sendable (HarvestEvent) -> Void
+    ) async throws(ClientError) {
         var request = request
         var planned = min(planned, SearchRequest.lastPage + 1)
         var page = first
@@ -112,8 +116,10 @@ public final class Harvester: Sendable {
     }
 
     /// Fetches every hit of `request`, splitting its date range while it has too many.
-    private func fetchAll(_ request: SearchRequest, run: inout Run,
-                          onEvent: @escaping @Sendable (HarvestEvent) -> Void) async throws(ClientError) {
+    private func fetchAll(
+        _ request: SearchRequest, run: inout Run,
+        onEvent: @escaping @Sendable (HarvestEvent) -> Void
+    ) async throws(ClientError) {
         var first = request
         first.page = 0
         let label = request.from == nil && request.to == nil ? nil : Harvester.label(request)
@@ -153,8 +159,10 @@ public final class Harvester: Sendable {
     }
 
     /// Fetches one page and upserts its documents; errors name the page.
-    private func fetchPage(_ request: SearchRequest, run: inout Run,
-                           onEvent: @escaping @Sendable (HarvestEvent) -> Void) async throws(ClientError) -> SearchResponse {
+    private func fetchPage(
+        _ request: SearchRequest, run: inout Run,
+        onEvent: @escaping @Sendable (HarvestEvent) -> Void
+    ) async throws(ClientError) -> SearchResponse {
         let response: SearchResponse
         do {
             response = try await client.fetch(request) { event in onEvent(.client(event)) }

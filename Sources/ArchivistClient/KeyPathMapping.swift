@@ -49,8 +49,10 @@ struct JSONFieldMapping<Model>: Sendable {
     private let assign: @Sendable (inout Model, JSONValue) -> Bool
 
     /// A row that sets the property through `set` with what `transformer` accepts.
-    private init<Value>(keyPaths: [JSONKeyPath], transformer: JSONTransformer<Value>,
-                        set: @escaping @Sendable (inout Model, Value) -> Void) {
+    private init<Value>(
+        keyPaths: [JSONKeyPath], transformer: JSONTransformer<Value>,
+        set: @escaping @Sendable (inout Model, Value) -> Void
+    ) {
         self.keyPaths = keyPaths
         assign = { model, json in
             guard let value = transformer.transform(json) else { return false }

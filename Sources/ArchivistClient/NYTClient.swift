@@ -30,8 +30,10 @@ public final class NYTClient: Sendable {
         public var timeout: Double
 
         /// A configuration with the defaults: 12 s pace, 2 s first backoff, 5 retries, 30 s timeout.
-        public init(baseURL: String = Configuration.defaultBaseURL, apiKey: String, pace: Double = 12,
-                    backoff: Double = 2, maximumRetries: Int = 5, timeout: Double = 30) {
+        public init(
+            baseURL: String = Configuration.defaultBaseURL, apiKey: String, pace: Double = 12,
+            backoff: Double = 2, maximumRetries: Int = 5, timeout: Double = 30
+        ) {
             self.baseURL = baseURL
             self.apiKey = apiKey
             self.pace = pace
@@ -64,8 +66,10 @@ public final class NYTClient: Sendable {
     private let hasReachedServer = Mutex(false)
 
     /// A client; `isCancelled` is polled during waits.
-    public init(configuration: Configuration, transport: any HTTPTransport = URLSessionTransport(),
-                ledger: any RequestLedger = MemoryRequestLedger(), isCancelled: @escaping @Sendable () -> Bool = { false }) {
+    public init(
+        configuration: Configuration, transport: any HTTPTransport = URLSessionTransport(),
+        ledger: any RequestLedger = MemoryRequestLedger(), isCancelled: @escaping @Sendable () -> Bool = { false }
+    ) {
         self.configuration = configuration
         self.transport = transport
         self.ledger = ledger
@@ -206,8 +210,12 @@ public final class NYTClient: Sendable {
         if contentType?.lowercased().contains("html") == true || lower.contains("<html") {
             for tag in ["title", "h1"] {
                 if let open = lower.range(of: "<\(tag)"), let close = lower.range(of: "</\(tag)>", range: open.upperBound..<lower.endIndex),
-                   let start = lower.range(of: ">", range: open.upperBound..<close.lowerBound) {
-                    let inner = text[text.index(text.startIndex, offsetBy: lower.distance(from: lower.startIndex, to: start.upperBound))..<text.index(text.startIndex, offsetBy: lower.distance(from: lower.startIndex, to: close.lowerBound))]
+                    let start = lower.range(of: ">", range: open.upperBound..<close.lowerBound)
+                {
+                    let inner = text[
+                        text.index(
+                            text.startIndex, offsetBy: lower.distance(from: lower.startIndex, to: start.upperBound))..<text.index(
+                                text.startIndex, offsetBy: lower.distance(from: lower.startIndex, to: close.lowerBound))]
                     let cleaned = inner.split(whereSeparator: \.isWhitespace).joined(separator: " ")
                     if !cleaned.isEmpty { return "HTML page: \(cleaned)" }
                 }

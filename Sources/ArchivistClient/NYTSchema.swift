@@ -6,13 +6,16 @@ extension StoreSchema {
     /// full-text search reads, headline weighted 3, keywords 2, abstract, snippet and lead
     /// paragraph 1; the long ones last in each index line; the client's side files.
     public static let nyt: StoreSchema = {
-        let longPaths: Set<String> = ["abstract", "snippet", "lead_paragraph", "keywords.value", "headline.main", "web_url",
-                                      "byline.original"]
-        let projection = Projection(paths: [
-            "pub_date", "section_name", "news_desk", "document_type", "type_of_material",
-            "headline.main", "byline.original", "word_count", "web_url", "keywords.value",
-            "abstract", "snippet", "lead_paragraph",
-        ], longPaths: longPaths)
+        let longPaths: Set<String> = [
+            "abstract", "snippet", "lead_paragraph", "keywords.value", "headline.main", "web_url",
+            "byline.original",
+        ]
+        let projection = Projection(
+            paths: [
+                "pub_date", "section_name", "news_desk", "document_type", "type_of_material",
+                "headline.main", "byline.original", "word_count", "web_url", "keywords.value",
+                "abstract", "snippet", "lead_paragraph",
+            ], longPaths: longPaths)
         let textSearch = TextSearch(fields: [
             .init("headline.main", weight: 3), .init("keywords.value", weight: 2), .init("abstract", weight: 1),
             .init("snippet", weight: 1), .init("lead_paragraph", weight: 1),

@@ -127,9 +127,13 @@ public final class StoreRequestLedger: RequestLedger {
             if let lastRequest {
                 members.append(JSONMember(key: "last_request_at", value: .string(Timestamp(lastRequest).description)))
             }
-            members.append(JSONMember(key: "requests_per_day", value: .object(sorting: perDay.map {
-                JSONMember(key: $0.key.description, value: .number(String($0.value)))
-            })))
+            members.append(
+                JSONMember(
+                    key: "requests_per_day",
+                    value: .object(
+                        sorting: perDay.map {
+                            JSONMember(key: $0.key.description, value: .number(String($0.value)))
+                        })))
             return JSONWriter.prettyBytes(.object(sorting: members))
         }
     }

@@ -17,8 +17,10 @@ public struct SavedSearch: Sendable, Equatable {
     public var newestPublication: Date?
 
     /// Creates a saved search.
-    public init(name: String, request: SearchRequest, savedAt: Date, lastRunAt: Date? = nil,
-                lastRun: HarvestSummary? = nil, newestPublication: Date? = nil) {
+    public init(
+        name: String, request: SearchRequest, savedAt: Date, lastRunAt: Date? = nil,
+        lastRun: HarvestSummary? = nil, newestPublication: Date? = nil
+    ) {
         self.name = name
         self.request = request
         self.savedAt = savedAt
@@ -30,7 +32,9 @@ public struct SavedSearch: Sendable, Equatable {
     /// Whether `name` can name a saved search: 1 to 64 of `A-Z a-z 0-9 . _ -`, not starting with `-`.
     public static func isValidName(_ name: String) -> Bool {
         !name.isEmpty && name.utf8.count <= 64 && !name.hasPrefix("-")
-            && name.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "._-".unicodeScalars.contains($0)) }
+            && name.unicodeScalars.allSatisfy {
+                $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "._-".unicodeScalars.contains($0))
+            }
     }
 }
 
@@ -72,7 +76,8 @@ public struct SavedSearches: Sendable {
     /// Adds or replaces a saved search.
     public func save(_ search: SavedSearch) throws(ClientError) {
         guard SavedSearch.isValidName(search.name) else {
-            throw .invalidRequest(parameter: "--save", reason: "'\(search.name)' is not a name of letters, digits, '.', '_' and '-' (at most 64)")
+            throw .invalidRequest(
+                parameter: "--save", reason: "'\(search.name)' is not a name of letters, digits, '.', '_' and '-' (at most 64)")
         }
         try update { searches in
             searches.removeAll { $0.name == search.name }
@@ -101,7 +106,8 @@ public struct SavedSearches: Sendable {
             searches[index].lastRunAt = date
             searches[index].lastRun = summary
             if isComplete, let newest = summary.newestPublication,
-               newest > (searches[index].newestPublication ?? .distantPast) {
+                newest > (searches[index].newestPublication ?? .distantPast)
+            {
                 searches[index].newestPublication = newest
             }
             return true
@@ -138,13 +144,16 @@ public struct SavedSearches: Sendable {
             add("last_run_at", search.lastRunAt.map { Timestamp($0).description })
             add("newest_pub_date", search.newestPublication.map { Timestamp($0).description })
             if let run = search.lastRun {
-                fields.append(JSONMember(key: "last_run", value: .object(sorting: [
-                    JSONMember(key: "fetched", value: .number(String(run.fetched))),
-                    JSONMember(key: "added", value: .number(String(run.added))),
-                    JSONMember(key: "updated", value: .number(String(run.updated))),
-                    JSONMember(key: "unchanged", value: .number(String(run.unchanged))),
-                    JSONMember(key: "pages", value: .number(String(run.pages))),
-                ])))
+                fields.append(
+                    JSONMember(
+                        key: "last_run",
+                        value: .object(sorting: [
+                            JSONMember(key: "fetched", value: .number(String(run.fetched))),
+                            JSONMember(key: "added", value: .number(String(run.added))),
+                            JSONMember(key: "updated", value: .number(String(run.updated))),
+                            JSONMember(key: "unchanged", value: .number(String(run.unchanged))),
+                            JSONMember(key: "pages", value: .number(String(run.pages))),
+                        ])))
             }
             return JSONMember(key: search.name, value: .object(sorting: fields))
         }
@@ -191,11 +200,13 @@ public struct SavedSearches: Sendable {
             }
             sort = parsed
         }
-        let request = SearchRequest(query: try text("q"), filterQuery: try text("fq"), from: try day("from"),
-                                    to: try day("to"), sort: sort)
-        return SavedSearch(name: name, request: request, savedAt: try date("saved_at") ?? Date(timeIntervalSince1970: 0),
-                           lastRunAt: try date("last_run_at"), lastRun: lastRunSummary(value["last_run"]),
-                           newestPublication: try date("newest_pub_date"))
+        let request = SearchRequest(
+            query: try text("q"), filterQuery: try text("fq"), from: try day("from"),
+            to: try day("to"), sort: sort)
+        return SavedSearch(
+            name: name, request: request, savedAt: try date("saved_at") ?? Date(timeIntervalSince1970: 0),
+            lastRunAt: try date("last_run_at"), lastRun: lastRunSummary(value["last_run"]),
+            newestPublication: try date("newest_pub_date"))
     }
 
     /// The counts of a search's last run, when the file has them.

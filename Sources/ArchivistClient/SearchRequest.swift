@@ -36,8 +36,10 @@ public struct SearchRequest: Sendable, Equatable {
     public var page: Int
 
     /// Creates a request.
-    public init(query: String? = nil, filterQuery: String? = nil, from: CalendarDay? = nil, to: CalendarDay? = nil,
-                sort: Sort? = nil, page: Int = 0) {
+    public init(
+        query: String? = nil, filterQuery: String? = nil, from: CalendarDay? = nil, to: CalendarDay? = nil,
+        sort: Sort? = nil, page: Int = 0
+    ) {
         self.query = query
         self.filterQuery = filterQuery
         self.from = from
@@ -76,8 +78,8 @@ public struct SearchRequest: Sendable, Equatable {
         var trimmed = base
         while trimmed.hasSuffix("/") { trimmed.removeLast() }
         guard var components = URLComponents(string: trimmed + SearchRequest.path),
-              let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
-              components.host?.isEmpty == false, components.query == nil, components.fragment == nil
+            let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
+            components.host?.isEmpty == false, components.query == nil, components.fragment == nil
         else { return nil }
         components.queryItems = queryItems(apiKey: apiKey)
         // URLComponents leaves `+`, `:` and the like as they are; a `+` would read as a space.

@@ -59,8 +59,9 @@ public struct SearchResponse: Sendable, Equatable {
             throw .unexpectedShape(path: "response.\(metaKey).hits", reason: "missing")
         }
         guard case .number(let hitsText) = hitsValue, let hits = Int(hitsText), hits >= 0 else {
-            throw .unexpectedShape(path: "response.\(metaKey).hits",
-                                   reason: "expected a whole number of hits, found \(SearchResponse.describe(hitsValue))")
+            throw .unexpectedShape(
+                path: "response.\(metaKey).hits",
+                reason: "expected a whole number of hits, found \(SearchResponse.describe(hitsValue))")
         }
         self.hits = hits
         offset = meta["offset"].flatMap { JSONTransformer<Int>.integer($0) }

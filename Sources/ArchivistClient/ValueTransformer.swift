@@ -124,7 +124,7 @@ enum IntegerText {
         if let value = Int(text) { return value }
         // Only plain decimal notation goes on to Double (no "nan", "inf" or hex floats).
         guard !text.isEmpty, text.utf8.allSatisfy({ ($0 >= 48 && $0 <= 57) || $0 == 43 || $0 == 45 || $0 == 46 || $0 == 69 || $0 == 101 }),
-              let number = Double(text), number.rounded() == number, abs(number) < 9.0e15
+            let number = Double(text), number.rounded() == number, abs(number) < 9.0e15
         else { return nil }
         return Int(number)
     }

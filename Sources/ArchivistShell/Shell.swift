@@ -1,8 +1,9 @@
+import ArchivistStore
+import Foundation
+
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #endif
-import ArchivistStore
-import Foundation
 
 /// Runs commands from the command table against a data folder and prints their results.
 ///
@@ -33,9 +34,11 @@ public final class Shell: @unchecked Sendable {
     public let environment: [String: String]
 
     /// Creates a shell over a data folder, reading its variables from `environment`.
-    public init(dataFolder: String, format: OutputFormat? = nil, output: TextSink, errors: TextSink,
-                commands: CommandTable = .standard,
-                environment: [String: String] = ProcessInfo.processInfo.environment) {
+    public init(
+        dataFolder: String, format: OutputFormat? = nil, output: TextSink, errors: TextSink,
+        commands: CommandTable = .standard,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) {
         self.dataFolder = dataFolder
         self.environment = environment
         self.format = format

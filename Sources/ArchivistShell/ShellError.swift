@@ -1,8 +1,9 @@
+import ArchivistStore
+import Foundation
+
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #endif
-import ArchivistStore
-import Foundation
 
 /// How a command can fail; each case maps to an exit status.
 public enum ShellError: Error, LocalizedError, Sendable, Equatable {

@@ -67,9 +67,11 @@ extension ArticleGenerator {
         guard oldBytes.count >= 19 else { return document.setting("pub_date", to: .string(String(stamp.prefix(19)) + "Z")) }
         let suffix = String(decoding: oldBytes[19...], as: UTF8.self)
         let newDate = String(stamp.prefix(19)) + suffix
-        let oldPath = "/" + String(decoding: oldBytes[0..<4], as: UTF8.self) + "/" + String(decoding: oldBytes[5..<7], as: UTF8.self)
+        let oldPath =
+            "/" + String(decoding: oldBytes[0..<4], as: UTF8.self) + "/" + String(decoding: oldBytes[5..<7], as: UTF8.self)
             + "/" + String(decoding: oldBytes[8..<10], as: UTF8.self) + "/"
-        let newPath = "/" + String(stamp.prefix(4)) + "/" + String(stamp.dropFirst(5).prefix(2)) + "/" + String(stamp.dropFirst(8).prefix(2)) + "/"
+        let newPath =
+            "/" + String(stamp.prefix(4)) + "/" + String(stamp.dropFirst(5).prefix(2)) + "/" + String(stamp.dropFirst(8).prefix(2)) + "/"
         let moved = replacing(oldPath, with: newPath, in: document)
         return moved.setting("pub_date", to: .string(newDate))
     }

@@ -79,14 +79,18 @@ public struct ArticleGenerator: Sendable {
         return .object(sorting: [
             JSONMember(key: "status", value: .string("OK")),
             JSONMember(key: "copyright", value: .string("Copyright (c) 2019 The New York Times Company. All Rights Reserved.")),
-            JSONMember(key: "response", value: .object(sorting: [
-                JSONMember(key: "docs", value: .array(docs)),
-                JSONMember(key: "meta", value: .object(sorting: [
-                    JSONMember(key: "hits", value: .number(String(total))),
-                    JSONMember(key: "offset", value: .number(String(offset))),
-                    JSONMember(key: "time", value: .number(String(time))),
+            JSONMember(
+                key: "response",
+                value: .object(sorting: [
+                    JSONMember(key: "docs", value: .array(docs)),
+                    JSONMember(
+                        key: "meta",
+                        value: .object(sorting: [
+                            JSONMember(key: "hits", value: .number(String(total))),
+                            JSONMember(key: "offset", value: .number(String(offset))),
+                            JSONMember(key: "time", value: .number(String(time))),
+                        ])),
                 ])),
-            ])),
         ])
     }
 }
@@ -138,8 +142,10 @@ extension ArticleGenerator {
         var people: [Person] = []
         let authors = random.below(100) < 20 ? 2 : 1
         for _ in 0..<authors {
-            people.append(Person(first: pick(Vocabulary.firstNames), middle: random.below(100) < 15 ? pick(Vocabulary.middleNames) : nil,
-                                 last: pick(Vocabulary.lastNames)))
+            people.append(
+                Person(
+                    first: pick(Vocabulary.firstNames), middle: random.below(100) < 15 ? pick(Vocabulary.middleNames) : nil,
+                    last: pick(Vocabulary.lastNames)))
         }
         var keywords: [(kind: Int, value: String)] = []
         let keywordCount = 3 + Int(random.below(6))
@@ -154,11 +160,12 @@ extension ArticleGenerator {
             documentType = "multimedia"
             material = "Video"
         }
-        return Basics(milliseconds: seconds * 1000, date: date, year: String(date.prefix(4)),
-                      month: String(date.dropFirst(5).prefix(2)), day: String(date.dropFirst(8).prefix(2)),
-                      section: section, headline: headline, printHeadline: printHeadline, snippet: snippet,
-                      lead: lead, abstract: abstract, slug: slug(of: headline), people: people, keywords: keywords,
-                      wordCount: 40 + Int(random.below(2400)), material: material, documentType: documentType)
+        return Basics(
+            milliseconds: seconds * 1000, date: date, year: String(date.prefix(4)),
+            month: String(date.dropFirst(5).prefix(2)), day: String(date.dropFirst(8).prefix(2)),
+            section: section, headline: headline, printHeadline: printHeadline, snippet: snippet,
+            lead: lead, abstract: abstract, slug: slug(of: headline), people: people, keywords: keywords,
+            wordCount: 40 + Int(random.below(2400)), material: material, documentType: documentType)
     }
 
     private mutating func make2016(_ position: UInt64) -> JSONValue {
@@ -205,22 +212,30 @@ extension ArticleGenerator {
         func add(_ key: String, _ value: JSONValue) { members.append(JSONMember(key: key, value: value)) }
 
         let slug = (agency == "AP" ? "ap-" : "reuters-") + b.slug
-        add("web_url", .string("http://www.nytimes.com/\(agency == "AP" ? "aponline" : "reuters")/\(b.year)/\(b.month)/\(b.day)/\(b.section.slug)/\(slug).html"))
+        add(
+            "web_url",
+            .string(
+                "http://www.nytimes.com/\(agency == "AP" ? "aponline" : "reuters")/\(b.year)/\(b.month)/\(b.day)/\(b.section.slug)/\(slug).html"
+            ))
         add("source", .string(agency))
         add("news_desk", .null)
         add("print_page", .null)
         add("keywords", .array([]))
         add("multimedia", .array([]))
         let organization = agency == "AP" ? "THE ASSOCIATED PRESS" : "REUTERS"
-        add("byline", .object(sorting: [
-            JSONMember(key: "person", value: .array([])),
-            JSONMember(key: "original", value: .string("By " + organization)),
-            JSONMember(key: "organization", value: .string(organization)),
-        ]))
-        add("headline", .object(sorting: [
-            JSONMember(key: "main", value: .string(b.headline)),
-            JSONMember(key: "print_headline", value: .string(b.headline)),
-        ]))
+        add(
+            "byline",
+            .object(sorting: [
+                JSONMember(key: "person", value: .array([])),
+                JSONMember(key: "original", value: .string("By " + organization)),
+                JSONMember(key: "organization", value: .string(organization)),
+            ]))
+        add(
+            "headline",
+            .object(sorting: [
+                JSONMember(key: "main", value: .string(b.headline)),
+                JSONMember(key: "print_headline", value: .string(b.headline)),
+            ]))
         return members
     }
 
@@ -241,8 +256,10 @@ extension ArticleGenerator {
         var keywords: [JSONValue] = []
         let withRank = random.below(100) < 90
         for (rank, keyword) in b.keywords.enumerated() {
-            var fields = [JSONMember(key: "name", value: .string(Vocabulary.keywordNames[keyword.kind])),
-                          JSONMember(key: "value", value: .string(keyword.value))]
+            var fields = [
+                JSONMember(key: "name", value: .string(Vocabulary.keywordNames[keyword.kind])),
+                JSONMember(key: "value", value: .string(keyword.value)),
+            ]
             if withRank {
                 fields.append(JSONMember(key: "rank", value: .string(String(rank + 1))))
                 fields.append(JSONMember(key: "is_major", value: .string(rank < 2 && random.below(100) < 30 ? "Y" : "N")))
@@ -259,11 +276,13 @@ extension ArticleGenerator {
         }
         var persons: [JSONValue] = []
         for (rank, person) in b.people.enumerated() {
-            var fields = [JSONMember(key: "firstname", value: .string(person.first)),
-                          JSONMember(key: "lastname", value: .string(person.last.uppercased())),
-                          JSONMember(key: "rank", value: .number(String(rank + 1))),
-                          JSONMember(key: "role", value: .string("reported")),
-                          JSONMember(key: "organization", value: .string(""))]
+            var fields = [
+                JSONMember(key: "firstname", value: .string(person.first)),
+                JSONMember(key: "lastname", value: .string(person.last.uppercased())),
+                JSONMember(key: "rank", value: .number(String(rank + 1))),
+                JSONMember(key: "role", value: .string("reported")),
+                JSONMember(key: "organization", value: .string("")),
+            ]
             if let middle = person.middle { fields.append(JSONMember(key: "middlename", value: .string(middle))) }
             persons.append(.object(sorting: fields))
         }
@@ -280,21 +299,26 @@ extension ArticleGenerator {
         let name = "\(b.day)\(b.shortSlug)"
         let tall = 300 + Int(random.below(300))
         var images: [JSONValue] = []
-        for (subtype, crop, width, height) in [("wide", "thumbWide", 190, 126), ("xlarge", "articleLarge", 600, tall),
-                                                ("thumbnail", "thumbStandard", 75, 75)] {
+        for (subtype, crop, width, height) in [
+            ("wide", "thumbWide", 190, 126), ("xlarge", "articleLarge", 600, tall),
+            ("thumbnail", "thumbStandard", 75, 75),
+        ] {
             let url = "\(folder)/\(name)-\(crop).jpg"
-            images.append(.object(sorting: [
-                JSONMember(key: "width", value: .number(String(width))),
-                JSONMember(key: "height", value: .number(String(height))),
-                JSONMember(key: "url", value: .string(url)),
-                JSONMember(key: "subtype", value: .string(subtype)),
-                JSONMember(key: "type", value: .string("image")),
-                JSONMember(key: "legacy", value: .object(sorting: [
-                    JSONMember(key: subtype, value: .string(url)),
-                    JSONMember(key: subtype + "width", value: .string(String(width))),
-                    JSONMember(key: subtype + "height", value: .string(String(height))),
-                ])),
-            ]))
+            images.append(
+                .object(sorting: [
+                    JSONMember(key: "width", value: .number(String(width))),
+                    JSONMember(key: "height", value: .number(String(height))),
+                    JSONMember(key: "url", value: .string(url)),
+                    JSONMember(key: "subtype", value: .string(subtype)),
+                    JSONMember(key: "type", value: .string("image")),
+                    JSONMember(
+                        key: "legacy",
+                        value: .object(sorting: [
+                            JSONMember(key: subtype, value: .string(url)),
+                            JSONMember(key: subtype + "width", value: .string(String(width))),
+                            JSONMember(key: subtype + "height", value: .string(String(height))),
+                        ])),
+                ]))
         }
         return .array(images)
     }
@@ -354,12 +378,13 @@ extension ArticleGenerator {
         var keywords: [JSONValue] = []
         let majorIsNull = random.below(100) < 40
         for (rank, keyword) in b.keywords.enumerated() {
-            keywords.append(.object(sorting: [
-                JSONMember(key: "name", value: .string(Vocabulary.keywordNames[keyword.kind])),
-                JSONMember(key: "value", value: .string(keyword.value)),
-                JSONMember(key: "rank", value: .number(String(rank + 1))),
-                JSONMember(key: "major", value: majorIsNull ? .null : .string("N")),
-            ]))
+            keywords.append(
+                .object(sorting: [
+                    JSONMember(key: "name", value: .string(Vocabulary.keywordNames[keyword.kind])),
+                    JSONMember(key: "value", value: .string(keyword.value)),
+                    JSONMember(key: "rank", value: .number(String(rank + 1))),
+                    JSONMember(key: "major", value: majorIsNull ? .null : .string("N")),
+                ]))
         }
         return .array(keywords)
     }
@@ -369,16 +394,17 @@ extension ArticleGenerator {
     private mutating func byline2019(_ b: Basics) -> JSONValue {
         var persons: [JSONValue] = []
         for (rank, person) in b.people.enumerated() {
-            persons.append(.object(sorting: [
-                JSONMember(key: "firstname", value: .string(person.first)),
-                JSONMember(key: "middlename", value: person.middle.map { .string($0) } ?? .null),
-                JSONMember(key: "lastname", value: .string(person.last.uppercased())),
-                JSONMember(key: "qualifier", value: .null),
-                JSONMember(key: "title", value: .null),
-                JSONMember(key: "role", value: .string("reported")),
-                JSONMember(key: "organization", value: .string("")),
-                JSONMember(key: "rank", value: .number(String(rank + 1))),
-            ]))
+            persons.append(
+                .object(sorting: [
+                    JSONMember(key: "firstname", value: .string(person.first)),
+                    JSONMember(key: "middlename", value: person.middle.map { .string($0) } ?? .null),
+                    JSONMember(key: "lastname", value: .string(person.last.uppercased())),
+                    JSONMember(key: "qualifier", value: .null),
+                    JSONMember(key: "title", value: .null),
+                    JSONMember(key: "role", value: .string("reported")),
+                    JSONMember(key: "organization", value: .string("")),
+                    JSONMember(key: "rank", value: .number(String(rank + 1))),
+                ]))
         }
         return .object(sorting: [
             JSONMember(key: "original", value: .string(original(b.people))),
@@ -398,23 +424,26 @@ extension ArticleGenerator {
         let all = [("xlarge", "articleLarge", 600, tall), ("wide", "thumbWide", 190, 126), ("thumbnail", "thumbStandard", 75, 75)]
         for (number, (subtype, crop, width, height)) in all.prefix(2 + Int(random.below(2))).enumerated() {
             let url = number == 0 ? "\(folder)/\(merlin)-\(crop).jpg" : "\(folder)/\(b.day)\(b.shortSlug)-\(crop).jpg"
-            crops.append(.object(sorting: [
-                JSONMember(key: "rank", value: .number("0")),
-                JSONMember(key: "subtype", value: .string(subtype)),
-                JSONMember(key: "caption", value: .null),
-                JSONMember(key: "credit", value: .null),
-                JSONMember(key: "type", value: .string("image")),
-                JSONMember(key: "url", value: .string(url)),
-                JSONMember(key: "height", value: .number(String(height))),
-                JSONMember(key: "width", value: .number(String(width))),
-                JSONMember(key: "legacy", value: .object(sorting: [
-                    JSONMember(key: subtype, value: .string(url)),
-                    JSONMember(key: subtype + "width", value: .number(String(width))),
-                    JSONMember(key: subtype + "height", value: .number(String(height))),
-                ])),
-                JSONMember(key: "subType", value: .string(subtype)),
-                JSONMember(key: "crop_name", value: .string(crop)),
-            ]))
+            crops.append(
+                .object(sorting: [
+                    JSONMember(key: "rank", value: .number("0")),
+                    JSONMember(key: "subtype", value: .string(subtype)),
+                    JSONMember(key: "caption", value: .null),
+                    JSONMember(key: "credit", value: .null),
+                    JSONMember(key: "type", value: .string("image")),
+                    JSONMember(key: "url", value: .string(url)),
+                    JSONMember(key: "height", value: .number(String(height))),
+                    JSONMember(key: "width", value: .number(String(width))),
+                    JSONMember(
+                        key: "legacy",
+                        value: .object(sorting: [
+                            JSONMember(key: subtype, value: .string(url)),
+                            JSONMember(key: subtype + "width", value: .number(String(width))),
+                            JSONMember(key: subtype + "height", value: .number(String(height))),
+                        ])),
+                    JSONMember(key: "subType", value: .string(subtype)),
+                    JSONMember(key: "crop_name", value: .string(crop)),
+                ]))
         }
         return .array(crops)
     }
@@ -441,11 +470,13 @@ extension ArticleGenerator {
         add("subsection_name", .string(b.section.subsections.isEmpty || random.below(100) < 40 ? "" : pick(b.section.subsections)))
         add("type_of_material", .string(b.material))
         add("word_count", .number(String(b.wordCount)))
-        add("headline", .object(sorting: [
-            JSONMember(key: "main", value: .string(b.headline)),
-            JSONMember(key: "kicker", value: .string(random.below(100) < 25 ? pick(Vocabulary.kickers) : "")),
-            JSONMember(key: "print_headline", value: .string(random.below(100) < 15 ? "" : b.printHeadline)),
-        ]))
+        add(
+            "headline",
+            .object(sorting: [
+                JSONMember(key: "main", value: .string(b.headline)),
+                JSONMember(key: "kicker", value: .string(random.below(100) < 25 ? pick(Vocabulary.kickers) : "")),
+                JSONMember(key: "print_headline", value: .string(random.below(100) < 15 ? "" : b.printHeadline)),
+            ]))
         add("keywords", keywords2025(b))
         add("byline", .object([JSONMember(key: "original", value: .string(original(b.people)))]))
         add("multimedia", multimedia2025(b))
@@ -457,11 +488,12 @@ extension ArticleGenerator {
     private func keywords2025(_ b: Basics) -> JSONValue {
         var keywords: [JSONValue] = []
         for (rank, keyword) in b.keywords.enumerated() {
-            keywords.append(.object(sorting: [
-                JSONMember(key: "name", value: .string(Vocabulary.keywordNames2025[keyword.kind])),
-                JSONMember(key: "value", value: .string(keyword.value)),
-                JSONMember(key: "rank", value: .number(String(rank + 1))),
-            ]))
+            keywords.append(
+                .object(sorting: [
+                    JSONMember(key: "name", value: .string(Vocabulary.keywordNames2025[keyword.kind])),
+                    JSONMember(key: "value", value: .string(keyword.value)),
+                    JSONMember(key: "rank", value: .number(String(rank + 1))),
+                ]))
         }
         return .array(keywords)
     }
@@ -477,21 +509,27 @@ extension ArticleGenerator {
                 JSONMember(key: "thumbnail", value: .object(sorting: [JSONMember(key: "url", value: .string(""))])),
             ])
         }
-        let base = "https://static01.nyt.com/images/\(b.year)/\(b.month)/\(b.day)/multimedia/\(b.day)\(b.shortSlug)-\(FNV1a64.hex(random.next()).prefix(4))"
+        let base =
+            "https://static01.nyt.com/images/\(b.year)/\(b.month)/\(b.day)/multimedia/\(b.day)\(b.shortSlug)-\(FNV1a64.hex(random.next()).prefix(4))"
         let tall = 300 + Int(random.below(300))
         return .object(sorting: [
             JSONMember(key: "caption", value: .string(sentence(minimumWords: 10))),
-            JSONMember(key: "credit", value: .string("\(pick(Vocabulary.firstNames)) \(pick(Vocabulary.lastNames)) for The New York Times")),
-            JSONMember(key: "default", value: .object(sorting: [
-                JSONMember(key: "url", value: .string(base + "-articleLarge.jpg")),
-                JSONMember(key: "height", value: .number(String(tall))),
-                JSONMember(key: "width", value: .number("600")),
-            ])),
-            JSONMember(key: "thumbnail", value: .object(sorting: [
-                JSONMember(key: "url", value: .string(base + "-thumbStandard.jpg")),
-                JSONMember(key: "height", value: .number("75")),
-                JSONMember(key: "width", value: .number("75")),
-            ])),
+            JSONMember(
+                key: "credit", value: .string("\(pick(Vocabulary.firstNames)) \(pick(Vocabulary.lastNames)) for The New York Times")),
+            JSONMember(
+                key: "default",
+                value: .object(sorting: [
+                    JSONMember(key: "url", value: .string(base + "-articleLarge.jpg")),
+                    JSONMember(key: "height", value: .number(String(tall))),
+                    JSONMember(key: "width", value: .number("600")),
+                ])),
+            JSONMember(
+                key: "thumbnail",
+                value: .object(sorting: [
+                    JSONMember(key: "url", value: .string(base + "-thumbStandard.jpg")),
+                    JSONMember(key: "height", value: .number("75")),
+                    JSONMember(key: "width", value: .number("75")),
+                ])),
         ])
     }
 }
@@ -536,11 +574,21 @@ extension ArticleGenerator {
         while words.count < minimumWords {
             let clause: String
             switch random.below(5) {
-            case 0: clause = "the \(pick(Vocabulary.nouns)) \(pick(Vocabulary.presentVerbs)) \(pick(Vocabulary.adjectives)) \(pick(Vocabulary.nouns)) in \(pick(Vocabulary.places))"
-            case 1: clause = "\(pick(Vocabulary.firstNames)) \(pick(Vocabulary.lastNames)) said the \(pick(Vocabulary.nouns)) would \(pick(Vocabulary.infinitives)) the \(pick(Vocabulary.nouns))"
-            case 2: clause = "after \(pick(Vocabulary.events).lowercased()), \(pick(Vocabulary.adjectives)) \(pick(Vocabulary.pluralNouns)) \(pick(Vocabulary.pluralVerbs)) the \(pick(Vocabulary.nouns))"
-            case 3: clause = "officials in \(pick(Vocabulary.places)) \(pick(Vocabulary.pluralVerbs)) a \(pick(Vocabulary.adjectives)) \(pick(Vocabulary.nouns)) for the \(pick(Vocabulary.nouns))"
-            default: clause = "one \(pick(Vocabulary.adjectives)) \(pick(Vocabulary.nouns)) \(pick(Vocabulary.presentVerbs)) what \(pick(Vocabulary.pluralNouns)) \(pick(Vocabulary.pluralVerbs))"
+            case 0:
+                clause =
+                    "the \(pick(Vocabulary.nouns)) \(pick(Vocabulary.presentVerbs)) \(pick(Vocabulary.adjectives)) \(pick(Vocabulary.nouns)) in \(pick(Vocabulary.places))"
+            case 1:
+                clause =
+                    "\(pick(Vocabulary.firstNames)) \(pick(Vocabulary.lastNames)) said the \(pick(Vocabulary.nouns)) would \(pick(Vocabulary.infinitives)) the \(pick(Vocabulary.nouns))"
+            case 2:
+                clause =
+                    "after \(pick(Vocabulary.events).lowercased()), \(pick(Vocabulary.adjectives)) \(pick(Vocabulary.pluralNouns)) \(pick(Vocabulary.pluralVerbs)) the \(pick(Vocabulary.nouns))"
+            case 3:
+                clause =
+                    "officials in \(pick(Vocabulary.places)) \(pick(Vocabulary.pluralVerbs)) a \(pick(Vocabulary.adjectives)) \(pick(Vocabulary.nouns)) for the \(pick(Vocabulary.nouns))"
+            default:
+                clause =
+                    "one \(pick(Vocabulary.adjectives)) \(pick(Vocabulary.nouns)) \(pick(Vocabulary.presentVerbs)) what \(pick(Vocabulary.pluralNouns)) \(pick(Vocabulary.pluralVerbs))"
             }
             words.append(contentsOf: clause.split(separator: " ").map(String.init))
             if words.count < minimumWords { words[words.count - 1] += random.below(3) == 0 ? ";" : "," }
@@ -619,76 +667,128 @@ extension ArticleGenerator {
 
     private enum Vocabulary {
         static let sections: [Section] = [
-            Section(name: "World", slug: "world", desk: "Foreign", subsections: ["Africa", "Americas", "Asia Pacific", "Europe", "Middle East"],
-                    topics: ["Ceasefire Negotiators", "Prime Ministers", "Border Officials", "Aid Groups"]),
-            Section(name: "U.S.", slug: "us", desk: "National", subsections: ["Politics", "Education"],
-                    topics: ["Senators", "Governors", "Federal Judges", "White House Aides"]),
-            Section(name: "Business Day", slug: "business", desk: "Business", subsections: ["DealBook", "Economy", "Media", "Energy & Environment"],
-                    topics: ["Investors", "Fed Officials", "Automakers", "Private Equity Firms"]),
-            Section(name: "Opinion", slug: "opinion", desk: "OpEd", subsections: ["Sunday Review"],
-                    topics: ["Columnists", "Editors", "Readers"]),
-            Section(name: "Sports", slug: "sports", desk: "Sports", subsections: ["Baseball", "Pro Football", "Soccer", "Tennis"],
-                    topics: ["The Yankees", "The Knicks", "Rookie Pitchers", "World Cup Hopefuls"]),
-            Section(name: "Arts", slug: "arts", desk: "Culture", subsections: ["Music", "Television", "Design", "Dance"],
-                    topics: ["Broadway Producers", "Opera Singers", "Quiet Painters"]),
-            Section(name: "Science", slug: "science", desk: "Science", subsections: [],
-                    topics: ["Astronomers", "Rare Beetles", "Climate Scientists"]),
-            Section(name: "Travel", slug: "travel", desk: "Travel", subsections: [],
-                    topics: ["Night Trains", "Hotel Owners", "Frugal Travelers"]),
-            Section(name: "Style", slug: "style", desk: "Styles", subsections: ["Modern Love"],
-                    topics: ["Designers", "Newlyweds", "Tiny Apartments"]),
-            Section(name: "Technology", slug: "technology", desk: "Business", subsections: ["Personal Tech"],
-                    topics: ["Silicon Valley", "Chip Makers", "App Developers"]),
-            Section(name: "New York", slug: "nyregion", desk: "Metro", subsections: [],
-                    topics: ["City Council Members", "Subway Riders", "Brooklyn Landlords"]),
-            Section(name: "Food", slug: "dining", desk: "Dining", subsections: [],
-                    topics: ["Bakers", "Home Cooks", "Chefs"]),
+            Section(
+                name: "World", slug: "world", desk: "Foreign",
+                subsections: ["Africa", "Americas", "Asia Pacific", "Europe", "Middle East"],
+                topics: ["Ceasefire Negotiators", "Prime Ministers", "Border Officials", "Aid Groups"]),
+            Section(
+                name: "U.S.", slug: "us", desk: "National", subsections: ["Politics", "Education"],
+                topics: ["Senators", "Governors", "Federal Judges", "White House Aides"]),
+            Section(
+                name: "Business Day", slug: "business", desk: "Business",
+                subsections: ["DealBook", "Economy", "Media", "Energy & Environment"],
+                topics: ["Investors", "Fed Officials", "Automakers", "Private Equity Firms"]),
+            Section(
+                name: "Opinion", slug: "opinion", desk: "OpEd", subsections: ["Sunday Review"],
+                topics: ["Columnists", "Editors", "Readers"]),
+            Section(
+                name: "Sports", slug: "sports", desk: "Sports", subsections: ["Baseball", "Pro Football", "Soccer", "Tennis"],
+                topics: ["The Yankees", "The Knicks", "Rookie Pitchers", "World Cup Hopefuls"]),
+            Section(
+                name: "Arts", slug: "arts", desk: "Culture", subsections: ["Music", "Television", "Design", "Dance"],
+                topics: ["Broadway Producers", "Opera Singers", "Quiet Painters"]),
+            Section(
+                name: "Science", slug: "science", desk: "Science", subsections: [],
+                topics: ["Astronomers", "Rare Beetles", "Climate Scientists"]),
+            Section(
+                name: "Travel", slug: "travel", desk: "Travel", subsections: [],
+                topics: ["Night Trains", "Hotel Owners", "Frugal Travelers"]),
+            Section(
+                name: "Style", slug: "style", desk: "Styles", subsections: ["Modern Love"],
+                topics: ["Designers", "Newlyweds", "Tiny Apartments"]),
+            Section(
+                name: "Technology", slug: "technology", desk: "Business", subsections: ["Personal Tech"],
+                topics: ["Silicon Valley", "Chip Makers", "App Developers"]),
+            Section(
+                name: "New York", slug: "nyregion", desk: "Metro", subsections: [],
+                topics: ["City Council Members", "Subway Riders", "Brooklyn Landlords"]),
+            Section(
+                name: "Food", slug: "dining", desk: "Dining", subsections: [],
+                topics: ["Bakers", "Home Cooks", "Chefs"]),
         ]
-        static let subjects = ["Lawmakers", "Voters", "Families", "Judges", "Scientists", "Teachers", "Regulators",
-                               "City Leaders", "Farmers", "Protesters", "Doctors", "Negotiators", "Critics", "Fans"]
-        static let verbs = ["Weigh", "Confront", "Reject", "Embrace", "Rethink", "Fight Over", "Bet on", "Debate",
-                            "Rally Behind", "Brace for", "Quietly Reshape", "Wrestle With"]
-        static let objects = ["a New Tax", "the Old Rules", "Rising Rents", "a Risky Plan", "Their Past", "the Future of Work",
-                              "an Unlikely Deal", "a Longer Season", "the Budget", "a Final Vote", "the Water Supply"]
+        static let subjects = [
+            "Lawmakers", "Voters", "Families", "Judges", "Scientists", "Teachers", "Regulators",
+            "City Leaders", "Farmers", "Protesters", "Doctors", "Negotiators", "Critics", "Fans",
+        ]
+        static let verbs = [
+            "Weigh", "Confront", "Reject", "Embrace", "Rethink", "Fight Over", "Bet on", "Debate",
+            "Rally Behind", "Brace for", "Quietly Reshape", "Wrestle With",
+        ]
+        static let objects = [
+            "a New Tax", "the Old Rules", "Rising Rents", "a Risky Plan", "Their Past", "the Future of Work",
+            "an Unlikely Deal", "a Longer Season", "the Budget", "a Final Vote", "the Water Supply",
+        ]
         static let events = ["the Election", "the Storm", "a Deadly Fire", "the Strike", "a Long Drought", "the Verdict", "the Merger"]
-        static let quotes = ["We Were Not Ready", "It’s Not Over", "Nobody Asked Us", "A Perfect Storm", "This Is Home",
-                             "Don’t Look Back", "We’ll See"]
-        static let unicodeNames = ["Café Society in Zürich", "São Paulo’s Night Shift", "Pokémon at 25", "Ángel Di María",
-                                   "Crème Brûlée, Revisited", "東京 Diary", "北京 After the Games", "서울 Rising",
-                                   "Ελλάδα on the Brink", "Müller vs. Øster", "Français et fiers", "Kraków’s Quiet Square"]
-        static let places = ["Ohio", "Lagos", "Brooklyn", "Kyiv", "Mumbai", "São Paulo", "Montréal", "the Bronx", "Texas",
-                             "Hong Kong", "Zürich", "Nairobi", "Queens", "Jerusalem", "Oaxaca", "the Midwest"]
-        static let nouns = ["council", "budget", "company", "season", "museum", "neighborhood", "union", "school", "court",
-                            "market", "team", "election", "hospital", "festival", "pipeline", "agency", "archive", "orchestra"]
-        static let adjectives = ["new", "bitter", "quiet", "unusual", "sweeping", "modest", "costly", "surprising", "local",
-                                 "long-awaited", "controversial", "fragile"]
-        static let presentVerbs = ["faces", "approves", "questions", "delays", "expands", "blocks", "celebrates", "revives",
-                                   "defends", "weighs", "reshapes", "abandons"]
-        static let pluralNouns = ["councils", "companies", "museums", "unions", "schools", "markets", "teams", "hospitals",
-                                  "agencies", "orchestras", "neighbors", "tenants"]
-        static let pluralVerbs = ["face", "approve", "question", "delay", "expand", "block", "celebrate", "revive", "defend", "weigh", "propose"]
+        static let quotes = [
+            "We Were Not Ready", "It’s Not Over", "Nobody Asked Us", "A Perfect Storm", "This Is Home",
+            "Don’t Look Back", "We’ll See",
+        ]
+        static let unicodeNames = [
+            "Café Society in Zürich", "São Paulo’s Night Shift", "Pokémon at 25", "Ángel Di María",
+            "Crème Brûlée, Revisited", "東京 Diary", "北京 After the Games", "서울 Rising",
+            "Ελλάδα on the Brink", "Müller vs. Øster", "Français et fiers", "Kraków’s Quiet Square",
+        ]
+        static let places = [
+            "Ohio", "Lagos", "Brooklyn", "Kyiv", "Mumbai", "São Paulo", "Montréal", "the Bronx", "Texas",
+            "Hong Kong", "Zürich", "Nairobi", "Queens", "Jerusalem", "Oaxaca", "the Midwest",
+        ]
+        static let nouns = [
+            "council", "budget", "company", "season", "museum", "neighborhood", "union", "school", "court",
+            "market", "team", "election", "hospital", "festival", "pipeline", "agency", "archive", "orchestra",
+        ]
+        static let adjectives = [
+            "new", "bitter", "quiet", "unusual", "sweeping", "modest", "costly", "surprising", "local",
+            "long-awaited", "controversial", "fragile",
+        ]
+        static let presentVerbs = [
+            "faces", "approves", "questions", "delays", "expands", "blocks", "celebrates", "revives",
+            "defends", "weighs", "reshapes", "abandons",
+        ]
+        static let pluralNouns = [
+            "councils", "companies", "museums", "unions", "schools", "markets", "teams", "hospitals",
+            "agencies", "orchestras", "neighbors", "tenants",
+        ]
+        static let pluralVerbs = [
+            "face", "approve", "question", "delay", "expand", "block", "celebrate", "revive", "defend", "weigh", "propose",
+        ]
         static let infinitives = ["reconsider", "fund", "replace", "investigate", "defend", "expand", "close", "rebuild"]
-        static let kickers = ["Op-Docs", "Breakingviews", "On Baseball", "Wheels", "The Saturday Profile", "Letter From Europe",
-                              "Critic’s Notebook", "DealBook", "Well"]
-        static let materials = ["News", "News", "News", "News", "Op-Ed", "Review", "Letter", "Editorial", "Obituary (Obit)",
-                                "Interview", "News Analysis", "Brief"]
-        static let firstNames = ["Ben", "Katie", "David", "Maria", "Hugo", "Norimitsu", "Lauren", "Jon", "Ana", "Chen",
-                                 "Fatima", "Søren", "José", "Priya", "Kwame", "Élise"]
+        static let kickers = [
+            "Op-Docs", "Breakingviews", "On Baseball", "Wheels", "The Saturday Profile", "Letter From Europe",
+            "Critic’s Notebook", "DealBook", "Well",
+        ]
+        static let materials = [
+            "News", "News", "News", "News", "Op-Ed", "Review", "Letter", "Editorial", "Obituary (Obit)",
+            "Interview", "News Analysis", "Brief",
+        ]
+        static let firstNames = [
+            "Ben", "Katie", "David", "Maria", "Hugo", "Norimitsu", "Lauren", "Jon", "Ana", "Chen",
+            "Fatima", "Søren", "José", "Priya", "Kwame", "Élise",
+        ]
         static let middleNames = ["M.", "J.", "Myung-ok", "Ann", "R."]
-        static let lastNames = ["Steinbauer", "Hafner", "Brooks", "Dixon", "Silva", "Onishi", "Gluck", "Liptak", "Herrera",
-                                "Wang", "Okafor", "Nguyen", "Kowalski", "Abramovich", "Núñez", "Lindqvist"]
+        static let lastNames = [
+            "Steinbauer", "Hafner", "Brooks", "Dixon", "Silva", "Onishi", "Gluck", "Liptak", "Herrera",
+            "Wang", "Okafor", "Nguyen", "Kowalski", "Abramovich", "Núñez", "Lindqvist",
+        ]
         static let keywordNames = ["subject", "persons", "glocations", "organizations", "creative_works"]
         static let keywordNames2025 = ["Subject", "Person", "Location", "Organization", "Creative Work"]
         static let keywordValues: [[String]] = [
-            ["Politics and Government", "Subprime Mortgage Crisis", "Automobiles", "Global Warming", "Refugees and Displaced Persons",
-             "Books and Literature", "Travel and Vacations", "Elections", "Immigration and Emigration", "Baseball",
-             "Restaurants", "Real Estate and Housing (Residential)", "Artificial Intelligence", "Vaccination and Immunization"],
-            ["Trump, Donald J", "Obama, Barack", "Biden, Joseph R Jr", "Merkel, Angela", "Zuma, Jacob G", "Ramaphosa, Cyril",
-             "Ohtani, Shohei", "Núñez, Darwin", "Xi Jinping"],
-            ["Nigeria", "Cuba", "Israel", "Montana", "South Africa", "Brooklyn (NYC)", "Japan", "Mexico City (Mexico)",
-             "Zürich (Switzerland)", "Ukraine"],
-            ["United Nations", "General Motors Corp", "Federal Reserve System", "African National Congress", "New York Yankees",
-             "European Union", "Metropolitan Opera"],
+            [
+                "Politics and Government", "Subprime Mortgage Crisis", "Automobiles", "Global Warming", "Refugees and Displaced Persons",
+                "Books and Literature", "Travel and Vacations", "Elections", "Immigration and Emigration", "Baseball",
+                "Restaurants", "Real Estate and Housing (Residential)", "Artificial Intelligence", "Vaccination and Immunization",
+            ],
+            [
+                "Trump, Donald J", "Obama, Barack", "Biden, Joseph R Jr", "Merkel, Angela", "Zuma, Jacob G", "Ramaphosa, Cyril",
+                "Ohtani, Shohei", "Núñez, Darwin", "Xi Jinping",
+            ],
+            [
+                "Nigeria", "Cuba", "Israel", "Montana", "South Africa", "Brooklyn (NYC)", "Japan", "Mexico City (Mexico)",
+                "Zürich (Switzerland)", "Ukraine",
+            ],
+            [
+                "United Nations", "General Motors Corp", "Federal Reserve System", "African National Congress", "New York Yankees",
+                "European Union", "Metropolitan Opera",
+            ],
             ["The Great Gatsby (Book)", "Hamilton (Play)", "Succession (TV Program)", "Spirited Away (Movie)"],
         ]
     }

@@ -1,8 +1,9 @@
+import ArchivistStore
+import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import ArchivistStore
-import Foundation
 
 // The HTTP side of the fake server: reading a request from a socket, routing it, applying the
 // scripted fault and writing the response.
@@ -95,16 +96,24 @@ extension FakeNYTServer.Core {
         switch fault {
         case .rateLimited:
             let identifier = UUID().uuidString.lowercased()
-            send(FakeNYTServer.Response.json(429, FakeNYTServer.faultBody(
-                "Rate limit quota violation. Quota limit  exceeded. Identifier : \(identifier)", code: "policies.ratelimit.QuotaViolation")),
-                 on: connection)
+            send(
+                FakeNYTServer.Response.json(
+                    429,
+                    FakeNYTServer.faultBody(
+                        "Rate limit quota violation. Quota limit  exceeded. Identifier : \(identifier)",
+                        code: "policies.ratelimit.QuotaViolation")),
+                on: connection)
         case .unauthorized:
-            send(FakeNYTServer.Response.json(401, FakeNYTServer.faultBody("Invalid ApiKey", code: "oauth.v2.InvalidApiKey")), on: connection)
+            send(
+                FakeNYTServer.Response.json(401, FakeNYTServer.faultBody("Invalid ApiKey", code: "oauth.v2.InvalidApiKey")), on: connection)
         case .serverError:
-            send(FakeNYTServer.Response.json(500, FakeNYTServer.faultBody("Internal Server Error", code: "messaging.adaptors.http.flow.ServiceUnavailable")),
-                 on: connection)
+            send(
+                FakeNYTServer.Response.json(
+                    500, FakeNYTServer.faultBody("Internal Server Error", code: "messaging.adaptors.http.flow.ServiceUnavailable")),
+                on: connection)
         case .forbiddenHTML:
-            let page = "<html>\r\n<head><title>403 Forbidden</title></head>\r\n<body>\r\n<center><h1>403 Forbidden</h1></center>\r\n"
+            let page =
+                "<html>\r\n<head><title>403 Forbidden</title></head>\r\n<body>\r\n<center><h1>403 Forbidden</h1></center>\r\n"
                 + "<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n"
             send(FakeNYTServer.Response(status: 403, contentType: "text/html", body: Array(page.utf8)), on: connection)
         case .slow(let seconds):

@@ -92,7 +92,8 @@ extension FakeNYTServer {
         /// Skips `AND` when a space or tab follows it (not at the end); false, reading nothing, otherwise.
         mutating func skipAnd() -> Bool {
             guard i + 3 < characters.count, String(characters[i..<(i + 3)]) == "AND",
-                  characters[i + 3] == " " || characters[i + 3] == "\t" else { return false }
+                characters[i + 3] == " " || characters[i + 3] == "\t"
+            else { return false }
             i += 3
             return true
         }
@@ -224,7 +225,8 @@ extension FakeNYTServer {
         init(_ query: [String: String]) throws(InvalidParameter) {
             if let text = query["page"] {
                 guard text.utf8.count <= 4, text.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }), let value = Int(text),
-                      value <= FakeNYTServer.maximumPage else {
+                    value <= FakeNYTServer.maximumPage
+                else {
                     throw InvalidParameter(message: "Invalid page: \(text). page must be an integer from 0 to \(FakeNYTServer.maximumPage)")
                 }
                 page = value
@@ -283,8 +285,11 @@ extension FakeNYTServer.Core {
     func answer(_ query: [String: String]) -> FakeNYTServer.Response {
         let started = ContinuousClock.now
         guard let key = query["api-key"] else {
-            return .json(401, FakeNYTServer.faultBody("Failed to resolve API Key variable request.queryparam.api-key",
-                                                      code: "steps.oauth.v2.FailedToResolveAPIKey"))
+            return .json(
+                401,
+                FakeNYTServer.faultBody(
+                    "Failed to resolve API Key variable request.queryparam.api-key",
+                    code: "steps.oauth.v2.FailedToResolveAPIKey"))
         }
         guard key == apiKey else {
             return .json(401, FakeNYTServer.faultBody("Invalid ApiKey", code: "oauth.v2.InvalidApiKey"))

@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import ArchivistStore
 import Dispatch
 import Foundation
 import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A stand-in for the NYT Article Search API v2 (`GET /svc/search/v2/articlesearch.json`) that
 /// serves a fixed corpus over real HTTP/1.1 on 127.0.0.1, for tests and for trying the tool offline.

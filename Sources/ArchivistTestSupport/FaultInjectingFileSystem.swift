@@ -313,8 +313,9 @@ public final class FaultInjectingFileSystem: FileSystem, @unchecked Sendable {
         state.withLock { state -> FileStatus? in
             guard case .found(let id) = Self.resolve(Self.components(path), in: state) else { return nil }
             let inode = state.inodes[id]!
-            return FileStatus(size: inode.isFolder ? 4096 : inode.content.count, modified: inode.modified,
-                              identity: UInt64(id), isFolder: inode.isFolder)
+            return FileStatus(
+                size: inode.isFolder ? 4096 : inode.content.count, modified: inode.modified,
+                identity: UInt64(id), isFolder: inode.isFolder)
         }
     }
 

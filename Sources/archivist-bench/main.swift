@@ -134,11 +134,12 @@ func generate(_ arguments: ArraySlice<String>) {
     total += buffer.count
     guard close(fd) == 0 else { posixError("close", out) }
     let seconds = monotonicSeconds() - start
-    printLine(.object(sorting: [
-        JSONMember(key: "docs", value: .number(String(count))),
-        JSONMember(key: "bytes", value: .number(String(total))),
-        JSONMember(key: "seconds", value: .number(String(format: "%.3f", seconds))),
-    ]))
+    printLine(
+        .object(sorting: [
+            JSONMember(key: "docs", value: .number(String(count))),
+            JSONMember(key: "bytes", value: .number(String(total))),
+            JSONMember(key: "seconds", value: .number(String(format: "%.3f", seconds))),
+        ]))
 }
 
 // MARK: rawfs
@@ -198,8 +199,9 @@ func rawfs(_ arguments: ArraySlice<String>) {
     let end = monotonicSeconds()
     let seconds = end - start
     let rate = seconds > 0 ? Double(count) / seconds : 0
-    print("{\"docs\":\(count),\"seconds\":\(String(format: "%.3f", seconds)),\"docs_per_s\":\(String(format: "%.1f", rate)),"
-        + "\"sync_seconds\":\(String(format: "%.3f", end - syncStart))}")
+    print(
+        "{\"docs\":\(count),\"seconds\":\(String(format: "%.3f", seconds)),\"docs_per_s\":\(String(format: "%.1f", rate)),"
+            + "\"sync_seconds\":\(String(format: "%.3f", end - syncStart))}")
 }
 
 // MARK: query
@@ -219,7 +221,9 @@ func benchQueries(text word: String) -> [BenchQuery] {
     func find(_ name: String, _ filterText: String, sort: [SortKey] = [], limit: Int? = nil, keepIDs: Bool = false) -> BenchQuery {
         let query = Query(filter: parsedFilter(filterText), sort: sort, limit: limit)
         var description = "find " + filterText
-        if !sort.isEmpty { description += " --sort " + sort.map { $0.path + ($0.isDescending ? ":desc" : "") }.joined(separator: " --sort ") }
+        if !sort.isEmpty {
+            description += " --sort " + sort.map { $0.path + ($0.isDescending ? ":desc" : "") }.joined(separator: " --sort ")
+        }
         if let limit { description += " --limit \(limit)" }
         return BenchQuery(name: name, description: description) { store in
             let result = try store.find(query)
@@ -272,12 +276,13 @@ func queryBench(_ arguments: ArraySlice<String>) {
     let index: QueryIndex
     do { index = try store.queryIndex() } catch { fail("cannot build the query index: \(error)") }
     let built = monotonicSeconds()
-    printLine(.object(sorting: [
-        JSONMember(key: "phase", value: .string("open")),
-        JSONMember(key: "documents", value: .number(String(index.count))),
-        JSONMember(key: "open_ms", value: milliseconds(opened - openStart)),
-        JSONMember(key: "index_build_ms", value: milliseconds(built - opened)),
-    ]))
+    printLine(
+        .object(sorting: [
+            JSONMember(key: "phase", value: .string("open")),
+            JSONMember(key: "documents", value: .number(String(index.count))),
+            JSONMember(key: "open_ms", value: milliseconds(opened - openStart)),
+            JSONMember(key: "index_build_ms", value: milliseconds(built - opened)),
+        ]))
 
     for query in benchQueries(text: word) {
         do {

@@ -1,8 +1,9 @@
+import ArchivistShell
+import Foundation
+
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #endif
-import ArchivistShell
-import Foundation
 
 // The data folder is --data, else ARCHIVIST_DATA (both read by `run`), else ./data.
 let shell = Shell(dataFolder: "data", output: TextSink(descriptor: STDOUT_FILENO), errors: TextSink(descriptor: STDERR_FILENO))

@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-@preconcurrency import Glibc
-#endif
 import ArchivistTestSupport
 import Dispatch
 import Foundation
+
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
 
 // fake-nyt: the fake NYT Article Search API as a program, for trying the tool offline.
 //
@@ -112,8 +113,9 @@ if let first = ArticleGenerator.startOfDay(firstDay), let last = ArticleGenerato
 
 let server: FakeNYTServer
 do {
-    server = try FakeNYTServer(documents: ArticleGenerator.corpus(count: count, seed: seed, from: firstDay, to: lastDay),
-                               apiKey: key, envelope: envelope, port: port)
+    server = try FakeNYTServer(
+        documents: ArticleGenerator.corpus(count: count, seed: seed, from: firstDay, to: lastDay),
+        apiKey: key, envelope: envelope, port: port)
 } catch {
     complain("cannot listen on 127.0.0.1:\(port): \(error)")
     exit(1)

@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-@preconcurrency import Glibc
-#endif
 import ArchivistStore
 import Foundation
 import Synchronization
 import Testing
+
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
 
 // The harness the command-line tests share: it finds the built `archivist` executable, runs it as
 // a child process with chosen arguments, environment and standard input, and captures what it
@@ -79,7 +80,10 @@ enum CLI {
 
     /// The executable, or a failed expectation naming where it was looked for.
     static func binary() throws -> String {
-        try #require(binaryPath != nil, "archivist executable not found: build it first (swift build --build-tests) or set ARCHIVIST_BIN; looked beside \(startingFolders())")
+        try #require(
+            binaryPath != nil,
+            "archivist executable not found: build it first (swift build --build-tests) or set ARCHIVIST_BIN; looked beside \(startingFolders())"
+        )
         return binaryPath!
     }
 
@@ -179,17 +183,22 @@ final class Sandbox: Sendable {
     /// Runs `archivist --data <data> ARGUMENTS` (without `--data` when `dataOption` is false) and
     /// waits for it; a run longer than `timeout` seconds is killed and fails the test.
     @discardableResult
-    func run(_ arguments: [String], dataOption: Bool = true, stdin: [UInt8]? = nil, environment: [String: String] = [:],
-             currentDirectory: String? = nil, timeout: Double = 120,
-             sourceLocation: SourceLocation = #_sourceLocation) throws -> CLIResult {
-        let child = try start(arguments, dataOption: dataOption, stdin: stdin, environment: environment,
-                              currentDirectory: currentDirectory)
+    func run(
+        _ arguments: [String], dataOption: Bool = true, stdin: [UInt8]? = nil, environment: [String: String] = [:],
+        currentDirectory: String? = nil, timeout: Double = 120,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> CLIResult {
+        let child = try start(
+            arguments, dataOption: dataOption, stdin: stdin, environment: environment,
+            currentDirectory: currentDirectory)
         return try child.wait(timeout: timeout, sourceLocation: sourceLocation)
     }
 
     /// Starts `archivist` without waiting for it.
-    func start(_ arguments: [String], dataOption: Bool = true, stdin: [UInt8]? = nil, environment: [String: String] = [:],
-               currentDirectory: String? = nil) throws -> RunningCLI {
+    func start(
+        _ arguments: [String], dataOption: Bool = true, stdin: [UInt8]? = nil, environment: [String: String] = [:],
+        currentDirectory: String? = nil
+    ) throws -> RunningCLI {
         let binary = try CLI.binary()
         let number = nextNumber()
         let process = Process()
@@ -282,13 +291,15 @@ struct RunningCLI: @unchecked Sendable {
         }
         process.waitUntilExit()
         let seconds = Date().timeIntervalSince(started)
-        let result = CLIResult(status: process.terminationStatus, wasSignaled: process.terminationReason == .uncaughtSignal,
-                               stdout: FileManager.default.contents(atPath: stdoutPath).map { Array($0) } ?? [],
-                               stderr: FileManager.default.contents(atPath: stderrPath).map { Array($0) } ?? [],
-                               seconds: seconds)
+        let result = CLIResult(
+            status: process.terminationStatus, wasSignaled: process.terminationReason == .uncaughtSignal,
+            stdout: FileManager.default.contents(atPath: stdoutPath).map { Array($0) } ?? [],
+            stderr: FileManager.default.contents(atPath: stderrPath).map { Array($0) } ?? [],
+            seconds: seconds)
         if timedOut {
-            Issue.record("archivist \(process.arguments ?? []) did not finish within \(timeout) s and was killed: \(result)",
-                         sourceLocation: sourceLocation)
+            Issue.record(
+                "archivist \(process.arguments ?? []) did not finish within \(timeout) s and was killed: \(result)",
+                sourceLocation: sourceLocation)
         }
         return result
     }
@@ -316,8 +327,9 @@ struct FileFacts: Equatable, Sendable {
 func fileFacts(_ path: String) -> FileFacts? {
     var info = stat()
     guard stat(path, &info) == 0 else { return nil }
-    return FileFacts(inode: UInt64(info.st_ino), size: Int(info.st_size),
-                     modifiedNanoseconds: Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec))
+    return FileFacts(
+        inode: UInt64(info.st_ino), size: Int(info.st_size),
+        modifiedNanoseconds: Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec))
 }
 
 /// Every file and folder under `root`, as paths relative to it (folders end in `/`), sorted.

@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-@preconcurrency import Glibc
-#endif
 import ArchivistStore
 import ArchivistTestSupport
 import Foundation
 import Testing
+
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
 
 /// End-to-end tests of the `archivist` executable: each runs the built binary as a child process
 /// on a fresh data folder and looks at its output, exit status and the files it leaves.
@@ -40,45 +41,46 @@ struct CommandLineTests {
     @Test("put then get keeps every key and value; the file is pretty, sorted, unescaped and ends in a newline")
     func putGetRoundTripKeepsEveryKeyAndValue() throws {
         let input = #"""
-        {"zeta":1,"alpha":null,"url":"https:\/\/www.nytimes.com\/2019\/03\/11\/a.html","big":12345678901234567890123,
-         "float":0.0,"exp":1.5e-7,"neg":-42,"Zed":"upper case sorts first",
-         "text":"caf\u00e9 ünï 日本 “quotes” \"esc\" back\\slash\ttab","nested":{"b":[1,2.50,{"y":true,"x":false}],"a":{}},
-         "empty":[],"word_count":"879"}
-        """#
+            {"zeta":1,"alpha":null,"url":"https:\/\/www.nytimes.com\/2019\/03\/11\/a.html","big":12345678901234567890123,
+             "float":0.0,"exp":1.5e-7,"neg":-42,"Zed":"upper case sorts first",
+             "text":"caf\u00e9 ünï 日本 “quotes” \"esc\" back\\slash\ttab","nested":{"b":[1,2.50,{"y":true,"x":false}],"a":{}},
+             "empty":[],"word_count":"879"}
+            """#
         let put = try sandbox.run(["put", "round-trip", input])
         #expect(put.status == 0, "\(put)")
         #expect(put.stdoutText == #"{"id":"round-trip","outcome":"added"}"# + "\n")
         #expect(put.stderr.isEmpty)
 
         let expectedFile = #"""
-        {
-          "Zed": "upper case sorts first",
-          "_id": "round-trip",
-          "alpha": null,
-          "big": 12345678901234567890123,
-          "empty": [],
-          "exp": 1.5e-7,
-          "float": 0.0,
-          "neg": -42,
-          "nested": {
-            "a": {},
-            "b": [
-              1,
-              2.50,
-              {
-                "x": false,
-                "y": true
-              }
-            ]
-          },
-          "text": "café ünï 日本 “quotes” \"esc\" back\\slash\ttab",
-          "url": "https://www.nytimes.com/2019/03/11/a.html",
-          "word_count": "879",
-          "zeta": 1
-        }
+            {
+              "Zed": "upper case sorts first",
+              "_id": "round-trip",
+              "alpha": null,
+              "big": 12345678901234567890123,
+              "empty": [],
+              "exp": 1.5e-7,
+              "float": 0.0,
+              "neg": -42,
+              "nested": {
+                "a": {},
+                "b": [
+                  1,
+                  2.50,
+                  {
+                    "x": false,
+                    "y": true
+                  }
+                ]
+              },
+              "text": "café ünï 日本 “quotes” \"esc\" back\\slash\ttab",
+              "url": "https://www.nytimes.com/2019/03/11/a.html",
+              "word_count": "879",
+              "zeta": 1
+            }
 
-        """#
-        let file = try #require(sandbox.contents(sandbox.documentFile("round-trip")), "no document file at \(FileNames.documentPath(for: "round-trip"))")
+            """#
+        let file = try #require(
+            sandbox.contents(sandbox.documentFile("round-trip")), "no document file at \(FileNames.documentPath(for: "round-trip"))")
         #expect(String(decoding: file, as: UTF8.self) == expectedFile)
         #expect(!String(decoding: file, as: UTF8.self).contains(#"\/"#))
 
@@ -114,7 +116,9 @@ struct CommandLineTests {
         #expect(again.status == 0, "\(again)")
         #expect(again.stdoutText == #"{"id":"same","outcome":"unchanged"}"# + "\n")
         // Another spelling of the same value (key order, spaces, escapes, explicit _id) is the same document.
-        let respelled = try sandbox.run(["put", "same", #"{ "news_desk" : null, "word_count" : 12, "_id" : "same", "headline" : { "main" : "S\u0061me" } }"#])
+        let respelled = try sandbox.run([
+            "put", "same", #"{ "news_desk" : null, "word_count" : 12, "_id" : "same", "headline" : { "main" : "S\u0061me" } }"#,
+        ])
         #expect(respelled.stdoutText == #"{"id":"same","outcome":"unchanged"}"# + "\n")
         #expect(fileFacts(path) == before, "the document file was rewritten")
         #expect(sandbox.contents(sandbox.path(FileNames.index)) == indexBefore, "the index changed")
@@ -157,17 +161,18 @@ struct CommandLineTests {
         #expect(again.stdoutText == #"{"id":"4fd2a0b78eb7c8105d88fd8e","outcome":"unchanged"}"# + "\n")
     }
 
-    @Test("put refuses what is not a storable document, with one error line and exit 1",
-          arguments: [
-              ["put", "x", #"{"headline":"#],                 // invalid JSON
-              ["put", "x", #"[1,2]"#],                         // not an object
-              ["put", "x", #""text""#],                        // not an object
-              ["put", "x", #"{"_id":"y"}"#],                   // _id differs from the ID
-              ["put", "x", #"{"_id":42}"#],                    // _id not a string
-              ["put", "", #"{}"#],                             // empty ID
-              ["add", #"{"_id":""}"#],                         // empty _id
-              ["add", "not json"],
-          ])
+    @Test(
+        "put refuses what is not a storable document, with one error line and exit 1",
+        arguments: [
+            ["put", "x", #"{"headline":"#],  // invalid JSON
+            ["put", "x", #"[1,2]"#],  // not an object
+            ["put", "x", #""text""#],  // not an object
+            ["put", "x", #"{"_id":"y"}"#],  // _id differs from the ID
+            ["put", "x", #"{"_id":42}"#],  // _id not a string
+            ["put", "", #"{}"#],  // empty ID
+            ["add", #"{"_id":""}"#],  // empty _id
+            ["add", "not json"],
+        ])
     func putRefusesInvalidDocuments(arguments: [String]) throws {
         let result = try sandbox.run(arguments)
         #expect(result.status == 1, "\(result)")
@@ -225,15 +230,17 @@ struct CommandLineTests {
         ImportCase(file: "response-2019.json", added: 3, failed: 0),
         ImportCase(file: "response-2025.json", added: 2, failed: 0),
         ImportCase(file: "response-docs-null.json", added: 0, failed: 0),
-        ImportCase(file: "response-fl-only.json", added: 0, failed: 3,
-                   failures: ["response.docs[0]", "response.docs[1]", "response.docs[2]"]),
+        ImportCase(
+            file: "response-fl-only.json", added: 0, failed: 3,
+            failures: ["response.docs[0]", "response.docs[1]", "response.docs[2]"]),
         ImportCase(file: "documents-array.json", added: 3, failed: 0),
         ImportCase(file: "lines-with-bad.jsonl", added: 4, failed: 2, failures: ["line 3", "line 4"]),
         ImportCase(file: "not-json.txt", added: 0, failed: 2, failures: ["line 1", "line 2"]),
     ]
 
-    @Test("import of each fixture shape stores its documents as they were and counts them; a second import finds them unchanged",
-          arguments: CommandLineTests.importCases)
+    @Test(
+        "import of each fixture shape stores its documents as they were and counts them; a second import finds them unchanged",
+        arguments: CommandLineTests.importCases)
     func importFixture(_ fixture: ImportCase) throws {
         let path = CLI.fixture(fixture.file)
         let source = try #require(sandbox.contents(path), "missing fixture \(fixture.file)")
@@ -290,8 +297,9 @@ struct CommandLineTests {
         #expect(try exported().keys.sorted() == ["line-1", "line-2", "line-5", "line-6"])
     }
 
-    @Test("import of JSON Lines stores the good lines whichever line is bad",
-          arguments: [0, 1, 2])
+    @Test(
+        "import of JSON Lines stores the good lines whichever line is bad",
+        arguments: [0, 1, 2])
     func importStoresGoodLinesWhicheverLineIsBad(badIndex: Int) throws {
         var lines = [#"{"_id":"g1","n":1}"#, #"{"_id":"g2","n":2}"#, #"{"_id":"g3","n":3}"#]
         lines[badIndex] = #"{"_id":"cut","headline":{"main":"cut sho"#
@@ -338,7 +346,10 @@ struct CommandLineTests {
         let refused = try sandbox.run(["import", error])
         #expect(refused.status == 1)
         #expect(refused.stdout.isEmpty)
-        #expect(refused.stderrLines == ["error: import: \(error): an API error, not documents: HTTP 503 Service Unavailable: try later; nothing was stored"])
+        #expect(
+            refused.stderrLines == [
+                "error: import: \(error): an API error, not documents: HTTP 503 Service Unavailable: try later; nothing was stored"
+            ])
         #expect(nothingStored())
 
         let withID = sandbox.root + "/with-id.json"
@@ -382,7 +393,8 @@ struct CommandLineTests {
         #expect(exportedCopy.stdout == export.stdout)
     }
 
-    static let sampleFiles: [String] = (try? FileManager.default.contentsOfDirectory(atPath: CLI.samplesFolder))?
+    static let sampleFiles: [String] =
+        (try? FileManager.default.contentsOfDirectory(atPath: CLI.samplesFolder))?
         .filter { $0.hasSuffix(".json") }.sorted() ?? []
 
     @Test("the real NYT samples are all there, with their provenance")
@@ -394,8 +406,9 @@ struct CommandLineTests {
         }
     }
 
-    @Test("import of each real NYT sample stores each of its documents exactly as the API sent it",
-          arguments: CommandLineTests.sampleFiles)
+    @Test(
+        "import of each real NYT sample stores each of its documents exactly as the API sent it",
+        arguments: CommandLineTests.sampleFiles)
     func importRealSample(_ name: String) throws {
         let path = CLI.samplesFolder + "/" + name
         let source = try #require(sandbox.contents(path))
@@ -610,8 +623,9 @@ struct CommandLineTests {
         #expect(try exported().keys.sorted() == ["keep-1", "keep-2"])
     }
 
-    @Test("a corrupt index.jsonl is rebuilt from the documents on open and the bad one is kept in quarantine",
-          arguments: ["appended", "middle", "only"])
+    @Test(
+        "a corrupt index.jsonl is rebuilt from the documents on open and the bad one is kept in quarantine",
+        arguments: ["appended", "middle", "only"])
     func corruptIndexIsRebuiltOnOpen(where placement: String) throws {
         for id in ["d1", "d2", "d3"] {
             #expect(try sandbox.run(["put", id, #"{"id":"\#(id)"}"#]).status == 0)
@@ -646,8 +660,9 @@ struct CommandLineTests {
         ["check"], ["repair"], ["compact"], ["import", CLI.fixture("documents-array.json")],
     ]
 
-    @Test("a folder of a newer format version is refused with a clear error and left untouched",
-          arguments: CommandLineTests.commandsOnNewerFolder)
+    @Test(
+        "a folder of a newer format version is refused with a clear error and left untouched",
+        arguments: CommandLineTests.commandsOnNewerFolder)
     func newerFormatIsRefused(arguments: [String]) throws {
         #expect(try sandbox.run(["put", "kept", #"{"v":1}"#]).status == 0)
         let metadataPath = sandbox.path(FileNames.metadata)
@@ -660,7 +675,8 @@ struct CommandLineTests {
         #expect(result.stdout.isEmpty)
         #expect(result.stderrLines.count == 1)
         #expect(result.stderrText.hasPrefix("error: "))
-        #expect(result.stderrText.contains(FileNames.metadata) && result.stderrText.contains("format version 2")
+        #expect(
+            result.stderrText.contains(FileNames.metadata) && result.stderrText.contains("format version 2")
                 && result.stderrText.contains("newer"), "\(result)")
         #expect(sameSnapshot(before, snapshot(sandbox.data)), "the folder changed: \(tree(sandbox.data))")
     }
@@ -673,8 +689,9 @@ struct CommandLineTests {
         "semi;colon", "quote\"d", "back\\slash", "-starts-with-dash",
     ]
 
-    @Test("an awkward ID round-trips through put and get and its file stays inside the data folder",
-          arguments: CommandLineTests.awkwardIDs)
+    @Test(
+        "an awkward ID round-trips through put and get and its file stays inside the data folder",
+        arguments: CommandLineTests.awkwardIDs)
     func awkwardIDRoundTrips(id: String) throws {
         let document = #"{"headline":{"main":"awkward"},"n":1}"#
         let put = try sandbox.run(["put", id, document])
@@ -744,12 +761,13 @@ struct CommandLineTests {
         #expect(help.stdoutText.contains("examples:\n  archivist \(command)"))
     }
 
-    @Test("bad usage exits 64 with one error line and touches nothing",
-          arguments: [
-              ["frobnicate"], ["put"], ["put", "only-id"], ["get"], ["add"], ["import"], ["remove"],
-              ["get", "a", "b"], ["stats", "extra"], ["export", "--bogus"], ["export", "--to"],
-              ["--format", "xml", "stats"], ["--format"], ["--data"], ["help", "no-such-command"],
-          ])
+    @Test(
+        "bad usage exits 64 with one error line and touches nothing",
+        arguments: [
+            ["frobnicate"], ["put"], ["put", "only-id"], ["get"], ["add"], ["import"], ["remove"],
+            ["get", "a", "b"], ["stats", "extra"], ["export", "--bogus"], ["export", "--to"],
+            ["--format", "xml", "stats"], ["--format"], ["--data"], ["help", "no-such-command"],
+        ])
     func badUsageExits64(arguments: [String]) throws {
         let result = try sandbox.run(arguments)
         #expect(result.status == 64, "\(result)")
@@ -772,7 +790,8 @@ struct CommandLineTests {
             #expect(result.stdoutText == "ok,documents,problems\ntrue,1,0\n")
         case "table":
             #expect(result.stdoutLines.count == 3)
-            #expect(result.stdoutLines.map { $0.split(separator: " ", omittingEmptySubsequences: true).map(String.init) }
+            #expect(
+                result.stdoutLines.map { $0.split(separator: " ", omittingEmptySubsequences: true).map(String.init) }
                     == [["ok", "true"], ["documents", "1"], ["problems", "0"]])
         case "json":
             #expect(result.stdoutText == "{\n  \"ok\": true,\n  \"documents\": 1,\n  \"problems\": 0\n}\n")
@@ -807,8 +826,10 @@ struct CommandLineTests {
         #expect(pretty.stdoutText == "{\n  \"added\": 0,\n  \"updated\": 0,\n  \"unchanged\": 3,\n  \"failed\": 0\n}\n")
     }
 
-    @Test("the harness runs the archivist built beside this test bundle, whatever the scratch path",
-          .enabled(if: ProcessInfo.processInfo.environment["ARCHIVIST_BIN"] == nil && FileManager.default.fileExists(atPath: "/proc/self/exe")))
+    @Test(
+        "the harness runs the archivist built beside this test bundle, whatever the scratch path",
+        .enabled(
+            if: ProcessInfo.processInfo.environment["ARCHIVIST_BIN"] == nil && FileManager.default.fileExists(atPath: "/proc/self/exe")))
     func harnessFindsTheBinaryBesideTheTests() throws {
         let binary = URL(fileURLWithPath: try CLI.binary()).resolvingSymlinksInPath().deletingLastPathComponent().path
         let tests = URL(fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
@@ -835,8 +856,9 @@ struct CommandLineTests {
         #expect(try stats.json()["folder"] == .string(fromEnvironment))
 
         let fromOption = sandbox.root + "/from-option"
-        let overridden = try sandbox.run(["--data", fromOption, "put", "option-doc", "{}"], dataOption: false,
-                                         environment: ["ARCHIVIST_DATA": fromEnvironment])
+        let overridden = try sandbox.run(
+            ["--data", fromOption, "put", "option-doc", "{}"], dataOption: false,
+            environment: ["ARCHIVIST_DATA": fromEnvironment])
         #expect(overridden.status == 0)
         #expect(sandbox.exists(fromOption + "/" + FileNames.documentPath(for: "option-doc")))
         #expect(!sandbox.exists(fromEnvironment + "/" + FileNames.documentPath(for: "option-doc")))
@@ -871,7 +893,8 @@ struct CommandLineTests {
         #expect(try exported().keys.sorted() == ["before", "during"])
     }
 
-    @Test("check while a writer is mid-commit (lock held, journal written, a document renamed in, index not yet appended) reports no problem")
+    @Test(
+        "check while a writer is mid-commit (lock held, journal written, a document renamed in, index not yet appended) reports no problem")
     func checkDuringAnotherWritersCommitReportsNothing() throws {
         #expect(try sandbox.run(["put", "committed", #"{"v":1}"#]).status == 0)
         // Recreate on disk exactly what a live `import` has between renaming a batch's documents

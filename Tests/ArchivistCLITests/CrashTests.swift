@@ -1,11 +1,13 @@
-#if canImport(Glibc)
-@preconcurrency import Glibc
-#endif
-@testable import ArchivistShell
 import ArchivistStore
 import ArchivistTestSupport
 import Foundation
 import Testing
+
+@testable import ArchivistShell
+
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
 
 /// Kills `archivist import` with SIGKILL at many moments and checks that the folder it leaves is
 /// consistent: `check` passes and every stored document is a complete version of a source document.
@@ -69,11 +71,11 @@ struct CrashTests {
         for step in 0..<4 { moments.append(.after(duration * (0.15 + 0.75 * Double(step) / 3))) }
         moments += [
             .journalAppears(time: 1),
-            .documentWritten(ids[900]),                    // first batch, partway through the renames
-            .documentWritten(ids[1500]),                   // first batch, further through the renames
-            .documentWritten(ids[Self.importBatch - 1]),   // first batch renamed, index not yet durable
-            .journalAppears(time: 2),                      // first batch committed, second in flight
-            .documentWritten(ids[Self.importBatch + 100]), // second batch, in the renames
+            .documentWritten(ids[900]),  // first batch, partway through the renames
+            .documentWritten(ids[1500]),  // first batch, further through the renames
+            .documentWritten(ids[Self.importBatch - 1]),  // first batch renamed, index not yet durable
+            .journalAppears(time: 2),  // first batch committed, second in flight
+            .documentWritten(ids[Self.importBatch + 100]),  // second batch, in the renames
         ]
         let runs = moments.count
         var killed = 0
@@ -84,7 +86,8 @@ struct CrashTests {
             let folder = sandbox.root + "/run-\(run)"
             if prepopulate { try FileManager.default.copyItem(atPath: template, toPath: folder) }
             let floor = prepopulate ? Self.prepopulated : 0
-            let context = "run \(run): kill \(moment) (a full import takes \(Int(duration * 1000)) ms), \(prepopulate ? "pre-populated" : "empty") folder"
+            let context =
+                "run \(run): kill \(moment) (a full import takes \(Int(duration * 1000)) ms), \(prepopulate ? "pre-populated" : "empty") folder"
 
             let child = try sandbox.start(["--data", folder, "import", sourcePath], dataOption: false)
             moment.wait(for: child, folder: folder)
@@ -97,8 +100,9 @@ struct CrashTests {
             let check = try sandbox.run(["--data", folder, "check"], dataOption: false)
             #expect(check.status == 0, "\(context): check failed: \(check)")
             #expect(!sandbox.exists(folder + "/" + FileNames.journal), "\(context): the journal is still there after check")
-            #expect((try? FileManager.default.contentsOfDirectory(atPath: folder + "/" + FileNames.temporary))?.isEmpty ?? true,
-                    "\(context): temporary files are left after check")
+            #expect(
+                (try? FileManager.default.contentsOfDirectory(atPath: folder + "/" + FileNames.temporary))?.isEmpty ?? true,
+                "\(context): temporary files are left after check")
 
             let export = try sandbox.run(["--data", folder, "export"], dataOption: false)
             #expect(export.status == 0, "\(context): export failed: \(export)")
@@ -106,7 +110,8 @@ struct CrashTests {
             #expect(stored.count >= floor && stored.count <= Self.total, "\(context): \(stored.count) documents")
             if !wasKilled { #expect(stored.count == Self.total, "\(context): the import finished but documents are missing") }
             if stored.count > floor && stored.count < Self.total { partial += 1 }
-            summary.append("\(moment)\(prepopulate ? " (pre-populated)" : ""): \(wasKilled ? "killed" : "finished"), \(stored.count) stored")
+            summary.append(
+                "\(moment)\(prepopulate ? " (pre-populated)" : ""): \(wasKilled ? "killed" : "finished"), \(stored.count) stored")
             var storedIDs: Set<String> = []
             var mismatches: [String] = []
             for document in stored {
@@ -119,7 +124,9 @@ struct CrashTests {
                 if prepopulate, document == oldVersions[id] { continue }
                 mismatches.append(id)
             }
-            #expect(mismatches.isEmpty, "\(context): \(mismatches.count) stored documents match no version of their source, first: \(mismatches.prefix(3))")
+            #expect(
+                mismatches.isEmpty,
+                "\(context): \(mismatches.count) stored documents match no version of their source, first: \(mismatches.prefix(3))")
             #expect(storedIDs.count == stored.count, "\(context): an ID was exported twice")
             if prepopulate {
                 #expect(oldVersions.keys.allSatisfy { storedIDs.contains($0) }, "\(context): a pre-populated document was lost")
@@ -129,7 +136,9 @@ struct CrashTests {
         // At least some kills must land mid-import, or the test proved nothing.
         #expect(killed >= runs / 2, "only \(killed) of \(runs) imports were still running when killed")
         #expect(partial >= 2, "only \(partial) of \(runs) runs left a batch partly renamed or one batch of two committed")
-        print("CrashTests: \(runs) runs, \(killed) killed, \(partial) left a partial import; full import \(String(format: "%.2f", duration)) s; test took \(String(format: "%.1f", Date().timeIntervalSince(clock))) s\n  " + summary.joined(separator: "\n  "))
+        print(
+            "CrashTests: \(runs) runs, \(killed) killed, \(partial) left a partial import; full import \(String(format: "%.2f", duration)) s; test took \(String(format: "%.1f", Date().timeIntervalSince(clock))) s\n  "
+                + summary.joined(separator: "\n  "))
     }
 }
 

@@ -1,6 +1,7 @@
 import ArchivistStore
-@testable import ArchivistShell
 import Testing
+
+@testable import ArchivistShell
 
 /// Tables in a terminal line up and clip by display columns, not by characters.
 @Suite("display width of table cells")
@@ -8,15 +9,15 @@ struct DisplayWidthTests {
     @Test(arguments: [
         ("plain", 5),
         ("", 0),
-        ("Zürich", 6),              // precomposed ü
-        ("Zu\u{0308}rich", 6),      // u + combining diaeresis: one column
+        ("Zürich", 6),  // precomposed ü
+        ("Zu\u{0308}rich", 6),  // u + combining diaeresis: one column
         ("東京", 4),
         ("서울 Rising", 11),
-        ("ｆｕｌｌ", 8),             // fullwidth Latin
+        ("ｆｕｌｌ", 8),  // fullwidth Latin
         ("👍", 2),
-        ("👩‍👩‍👧", 2),               // a ZWJ family is one emoji
-        ("❤️", 2),                   // text heart with emoji presentation selector
-        ("a\u{200B}b", 2),          // zero-width space (format)
+        ("👩‍👩‍👧", 2),  // a ZWJ family is one emoji
+        ("❤️", 2),  // text heart with emoji presentation selector
+        ("a\u{200B}b", 2),  // zero-width space (format)
         ("Ángel Di María", 14),
     ])
     func columnsOfText(text: String, columns: Int) {

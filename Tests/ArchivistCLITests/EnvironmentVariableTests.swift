@@ -14,8 +14,9 @@ struct EnvironmentVariableTests {
     /// Values that are not a number of seconds.
     static let notSeconds = ["soon", "-1", "inf", "nan", "", "10s"]
 
-    @Test("a bad ARCHIVIST_LOCK_TIMEOUT is a usage error naming it, and the data folder is not touched",
-          arguments: EnvironmentVariableTests.notSeconds)
+    @Test(
+        "a bad ARCHIVIST_LOCK_TIMEOUT is a usage error naming it, and the data folder is not touched",
+        arguments: EnvironmentVariableTests.notSeconds)
     func badLockTimeout(_ value: String) throws {
         let result = try sandbox.run(["put", "doc", "{}"], environment: ["ARCHIVIST_LOCK_TIMEOUT": value])
         #expect(result.status == 64, "\(result)")
@@ -30,13 +31,16 @@ struct EnvironmentVariableTests {
         #expect(result.status == 0, "\(result)")
     }
 
-    @Test("a bad ARCHIVIST_PACE, ARCHIVIST_BACKOFF or ARCHIVIST_TIMEOUT stops search and refresh with a usage error naming it",
-          arguments: ["ARCHIVIST_PACE", "ARCHIVIST_BACKOFF", "ARCHIVIST_TIMEOUT"], ["search", "refresh"])
+    @Test(
+        "a bad ARCHIVIST_PACE, ARCHIVIST_BACKOFF or ARCHIVIST_TIMEOUT stops search and refresh with a usage error naming it",
+        arguments: ["ARCHIVIST_PACE", "ARCHIVIST_BACKOFF", "ARCHIVIST_TIMEOUT"], ["search", "refresh"])
     func badClientVariable(_ name: String, _ command: String) throws {
         // No server listens there: the variable is refused before any request is made.
-        let environment = ["NYT_API_KEY": "test-key", "NYT_API_BASE": "http://127.0.0.1:9",
-                           "ARCHIVIST_PACE": "0", "ARCHIVIST_BACKOFF": "0", "ARCHIVIST_TIMEOUT": "1"]
-            .merging([name: "fast"]) { $1 }
+        let environment = [
+            "NYT_API_KEY": "test-key", "NYT_API_BASE": "http://127.0.0.1:9",
+            "ARCHIVIST_PACE": "0", "ARCHIVIST_BACKOFF": "0", "ARCHIVIST_TIMEOUT": "1",
+        ]
+        .merging([name: "fast"]) { $1 }
         let result = try sandbox.run([command] + (command == "search" ? ["climate"] : []), environment: environment)
         #expect(result.status == 64, "\(result)")
         #expect(result.stdout.isEmpty)
@@ -46,15 +50,17 @@ struct EnvironmentVariableTests {
 
     @Test("an empty ARCHIVIST_DATA is a usage error naming it (not ./data); with --data it is not read")
     func emptyDataFolder() throws {
-        let result = try sandbox.run(["put", "doc", "{}"], dataOption: false, environment: ["ARCHIVIST_DATA": ""],
-                                     currentDirectory: sandbox.root)
+        let result = try sandbox.run(
+            ["put", "doc", "{}"], dataOption: false, environment: ["ARCHIVIST_DATA": ""],
+            currentDirectory: sandbox.root)
         #expect(result.status == 64, "\(result)")
         #expect(result.stdout.isEmpty)
         #expect(result.stderrLines == ["error: ARCHIVIST_DATA is empty; give a folder or unset it"])
         #expect(!sandbox.exists(sandbox.data), "./data was used")
 
-        let given = try sandbox.run(["--data", sandbox.data, "put", "doc", "{}"], dataOption: false,
-                                    environment: ["ARCHIVIST_DATA": ""])
+        let given = try sandbox.run(
+            ["--data", sandbox.data, "put", "doc", "{}"], dataOption: false,
+            environment: ["ARCHIVIST_DATA": ""])
         #expect(given.status == 0, "\(given)")
     }
 

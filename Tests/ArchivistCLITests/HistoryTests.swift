@@ -1,9 +1,11 @@
+import Foundation
+import Testing
+
+@testable import ArchivistShell
+
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #endif
-import Foundation
-@testable import ArchivistShell
-import Testing
 
 /// The history file keeps each command once, at its latest use, across sessions.
 @Suite("history duplicates", .serialized)

@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-@preconcurrency import Glibc
-#endif
 import ArchivistTestSupport
 import Foundation
 import Testing
+
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
 
 /// The interactive shell through a real pseudo-terminal: tmux runs `archivist`, `send-keys`
 /// types, `capture-pane` reads the screen. Each test uses its own tmux server socket.
@@ -160,8 +161,9 @@ final class InteractiveShellTests {
 
     @Test("a long search shows its progress, Ctrl-C stops it after the page in hand and the shell goes on")
     func ctrlCStopsASearchAndReturnsToThePrompt() throws {
-        let server = try FakeNYTServer(documents: ArticleGenerator.corpus(count: 200, seed: 41, from: "2022-01-01", to: "2022-12-31"),
-                                       apiKey: "tmux-key")
+        let server = try FakeNYTServer(
+            documents: ArticleGenerator.corpus(count: 200, seed: 41, from: "2022-01-01", to: "2022-12-31"),
+            apiKey: "tmux-key")
         try startShell(session: "five", environment: "NYT_API_KEY=tmux-key NYT_API_BASE='\(server.baseURL)' ARCHIVIST_PACE=0.7")
         try waitFor("data>", in: "five")
         try type("five", "search --all --fields _id", "Enter")

@@ -1,11 +1,12 @@
-#if canImport(Glibc)
-@preconcurrency import Glibc
-#endif
 import ArchivistClient
 import ArchivistStore
 import ArchivistTestSupport
 import Foundation
 import Testing
+
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
 
 /// Ctrl-C (SIGINT) during a long `import`: the command stops between batches, keeps every batch
 /// it committed, and exits 130.

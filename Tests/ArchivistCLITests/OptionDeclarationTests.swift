@@ -1,6 +1,7 @@
-@testable import ArchivistShell
 import Foundation
 import Testing
+
+@testable import ArchivistShell
 
 /// Options are declared once: each command's `CommandOptions` type gives the spellings that
 /// parsing, usage, help and the command's own lookups use, so a command can only look up an option
@@ -42,8 +43,9 @@ struct OptionDeclarationTests {
         #expect(Set(withOptions) == Set(Self.declaringCommands.map(\.0.name)))
     }
 
-    @Test("each declared option given on the command line is what the command's lookup of it returns",
-          arguments: OptionDeclarationTests.declaringCommands.map(\.0.name))
+    @Test(
+        "each declared option given on the command line is what the command's lookup of it returns",
+        arguments: OptionDeclarationTests.declaringCommands.map(\.0.name))
     func everyDeclarationReachesTheCommand(_ name: String) throws {
         let (command, options) = try #require(Self.declaringCommands.first { $0.0.name == name })
         try Self.roundTrip(command, options)

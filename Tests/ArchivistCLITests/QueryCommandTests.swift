@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-@preconcurrency import Glibc
-#endif
 import ArchivistClient
 import ArchivistStore
 import Foundation
 import Testing
+
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
 
 /// End-to-end tests of the query commands (`find`, `count`, `facet`, `index`, `export FILTER`,
 /// `remove --where`) through the built `archivist` binary, on a small folder of hand-made articles.
@@ -49,10 +50,14 @@ struct QueryCommandTests {
     }
 
     /// Runs and requires exit 0 and an empty stderr.
-    func ok(_ arguments: [String], environment: [String: String] = [:], sourceLocation: SourceLocation = #_sourceLocation) throws -> CLIResult {
+    func ok(
+        _ arguments: [String], environment: [String: String] = [:], sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> CLIResult {
         let result = try sandbox.run(arguments, environment: environment)
         #expect(result.status == 0, "archivist \(arguments.joined(separator: " ")): \(result)", sourceLocation: sourceLocation)
-        #expect(result.stderrText == "", "archivist \(arguments.joined(separator: " ")) wrote on stderr: \(result.stderrText)", sourceLocation: sourceLocation)
+        #expect(
+            result.stderrText == "", "archivist \(arguments.joined(separator: " ")) wrote on stderr: \(result.stderrText)",
+            sourceLocation: sourceLocation)
         return result
     }
 
@@ -86,31 +91,34 @@ struct QueryCommandTests {
     func findAsTable() throws {
         try seed()
         let table = try ok(["--format", "table", "find", "section_name = Sports"])
-        #expect(table.stdoutLines == [
-            "_id  pub_date              section_name  headline.main",
-            "a1   2015-07-01T10:00:00Z  Sports        Knicks Lose Again",
-            "a2   2015-07-02            Sports        Yankees Win, Finally",
-            "d1                         Sports        Undated Sports Brief",
-        ])
+        #expect(
+            table.stdoutLines == [
+                "_id  pub_date              section_name  headline.main",
+                "a1   2015-07-01T10:00:00Z  Sports        Knicks Lose Again",
+                "a2   2015-07-02            Sports        Yankees Win, Finally",
+                "d1                         Sports        Undated Sports Brief",
+            ])
         let fields = try ok(["--format", "table", "find", "news_desk = Foreign", "--fields", "_id,word_count,headline.main"])
-        #expect(fields.stdoutLines == [
-            "_id  word_count  headline.main",
-            "b1   1200        Climate Change Talks Resume",
-            "b2   300         Café Society in Zürich",
-        ])
+        #expect(
+            fields.stdoutLines == [
+                "_id  word_count  headline.main",
+                "b1   1200        Climate Change Talks Resume",
+                "b2   300         Café Society in Zürich",
+            ])
     }
 
     @Test("find in csv format prints a header and a row per document, quoting cells that need it")
     func findAsCSV() throws {
         try seed()
         let csv = try ok(["--format", "csv", "find", "section_name = Sports"])
-        #expect(csv.stdoutText == """
-        _id,pub_date,section_name,headline.main
-        a1,2015-07-01T10:00:00Z,Sports,Knicks Lose Again
-        a2,2015-07-02,Sports,"Yankees Win, Finally"
-        d1,,Sports,Undated Sports Brief
+        #expect(
+            csv.stdoutText == """
+                _id,pub_date,section_name,headline.main
+                a1,2015-07-01T10:00:00Z,Sports,Knicks Lose Again
+                a2,2015-07-02,Sports,"Yankees Win, Finally"
+                d1,,Sports,Undated Sports Brief
 
-        """)
+                """)
         let quoted = try ok(["--format", "csv", "find", "news_desk = OpEd", "--fields", "_id,headline.main,word_count"])
         #expect(quoted.stdoutText == "_id,headline.main,word_count\nc2,\"A Letter, With \"\"Quotes\"\"\",99\n")
     }
@@ -118,13 +126,16 @@ struct QueryCommandTests {
     @Test("--fields picks dotted paths, in order, with null for what a document lacks")
     func findWithFields() throws {
         try seed()
-        let result = try sandbox.run(["find", "news_desk in (Foreign, Science)", "--fields", "_id, word_count,keywords.value,headline.main,byline.original"])
-        #expect(result.status == 0, "\(result)")
-        #expect(result.stdoutLines == [
-            #"{"_id":"b1","word_count":1200,"keywords.value":"Global Warming","headline.main":"Climate Change Talks Resume","byline.original":null}"#,
-            #"{"_id":"b2","word_count":"300","keywords.value":"Zürich (Switzerland)","headline.main":"Café Society in Zürich","byline.original":null}"#,
-            #"{"_id":"c1","word_count":2000,"keywords.value":["Global Warming","Insects"],"headline.main":"Rare Beetles, Climate Change and You","byline.original":null}"#,
+        let result = try sandbox.run([
+            "find", "news_desk in (Foreign, Science)", "--fields", "_id, word_count,keywords.value,headline.main,byline.original",
         ])
+        #expect(result.status == 0, "\(result)")
+        #expect(
+            result.stdoutLines == [
+                #"{"_id":"b1","word_count":1200,"keywords.value":"Global Warming","headline.main":"Climate Change Talks Resume","byline.original":null}"#,
+                #"{"_id":"b2","word_count":"300","keywords.value":"Zürich (Switzerland)","headline.main":"Café Society in Zürich","byline.original":null}"#,
+                #"{"_id":"c1","word_count":2000,"keywords.value":["Global Warming","Insects"],"headline.main":"Rare Beetles, Climate Change and You","byline.original":null}"#,
+            ])
         // A field outside the projection is read from the document.
         let unprojected = try ok(["find", "_id in (a1, b1)", "--fields", "_id,subsection_name"])
         #expect(unprojected.stdoutLines == [#"{"_id":"a1","subsection_name":"Pro Basketball"}"#, #"{"_id":"b1","subsection_name":null}"#])
@@ -135,7 +146,10 @@ struct QueryCommandTests {
         try seed()
         let sorted = ["c2", "c1", "a2", "a1", "d1", "b2", "b1"]
         #expect(try ids(ok(["find", "--sort", "section_name", "--sort", "pub_date:desc"])) == sorted)
-        #expect(try ids(ok(["find", "--sort", "section_name:asc", "--sort", "pub_date:desc", "--skip", "2", "--limit", "3"])) == ["a2", "a1", "d1"])
+        #expect(
+            try ids(ok(["find", "--sort", "section_name:asc", "--sort", "pub_date:desc", "--skip", "2", "--limit", "3"])) == [
+                "a2", "a1", "d1",
+            ])
         #expect(try ids(ok(["find", "--sort", "section_name", "--sort", "pub_date:desc", "--skip", "6"])) == ["b1"])
         #expect(try ids(ok(["find", "--sort", "section_name", "--sort", "pub_date:desc", "--skip", "9"])).isEmpty)
         #expect(try ids(ok(["find", "--sort", "section_name", "--sort", "pub_date:desc", "--limit", "0"])).isEmpty)
@@ -215,22 +229,24 @@ struct QueryCommandTests {
         let result = try ok(["--format", "table", "facet", "section_name"], environment: ["COLUMNS": "60"])
         // Labels padded to the longest (7), counts right-aligned, bars of 60 - 7 - 1 - 4 = 48 for the largest.
         let bar = { (n: Int) in String(repeating: "█", count: n) }
-        #expect(result.stdoutLines == [
-            "Sports   3  " + bar(48),
-            "World    2  " + bar(32),
-            "Opinion  1  " + bar(16),
-            "Science  1  " + bar(16),
-        ])
+        #expect(
+            result.stdoutLines == [
+                "Sports   3  " + bar(48),
+                "World    2  " + bar(32),
+                "Opinion  1  " + bar(16),
+                "Science  1  " + bar(16),
+            ])
     }
 
     @Test("facet prints value and count records, most frequent first, ties by value; --limit and a filter narrow it")
     func facetRecords() throws {
         try seed()
         let all = try ok(["facet", "section_name"])
-        #expect(all.stdoutLines == [
-            #"{"value":"Sports","count":3}"#, #"{"value":"World","count":2}"#,
-            #"{"value":"Opinion","count":1}"#, #"{"value":"Science","count":1}"#,
-        ])
+        #expect(
+            all.stdoutLines == [
+                #"{"value":"Sports","count":3}"#, #"{"value":"World","count":2}"#,
+                #"{"value":"Opinion","count":1}"#, #"{"value":"Science","count":1}"#,
+            ])
         let keywords = try ok(["facet", "keywords.value", "pub_date", ">=", "2019-01-01", "--limit", "2"])
         #expect(keywords.stdoutLines == [#"{"value":"Global Warming","count":2}"#, #"{"value":"Insects","count":1}"#])
         // A document without the field counts for no value.
@@ -240,7 +256,10 @@ struct QueryCommandTests {
         #expect(csv.stdoutText == "value,count\n99,1\n120,1\n450,1\n")
         let scanned = try sandbox.run(["facet", "subsection_name"])
         #expect(scanned.status == 0)
-        #expect(scanned.stdoutLines == [#"{"value":"Baseball","count":1}"#, #"{"value":"Climate","count":1}"#, #"{"value":"Pro Basketball","count":1}"#])
+        #expect(
+            scanned.stdoutLines == [
+                #"{"value":"Baseball","count":1}"#, #"{"value":"Climate","count":1}"#, #"{"value":"Pro Basketball","count":1}"#,
+            ])
         #expect(scanned.stderrText == Self.scanNote("subsection_name"))
     }
 
@@ -250,13 +269,23 @@ struct QueryCommandTests {
         (["find", "section_name >= "], "error: filter: column 17: expected a value after '>='\n"),
         (["find", "section_name", ">="], "error: filter: column 16: expected a value after '>='\n"),
         (["count", "(section_name = Sports"], "error: filter: column 23: expected ')' to close the '(' at column 1\n"),
-        (["find", "section_name is Sports"], "error: filter: column 14: expected an operator (= != < <= > >= ~ in exists missing) after 'section_name', found 'is'\n"),
-        (["facet", "section_name", "Sports"], "error: filter: column 7: expected an operator (= != < <= > >= ~ in exists missing) after 'Sports' (quote a phrase to search text)\n"),
+        (
+            ["find", "section_name is Sports"],
+            "error: filter: column 14: expected an operator (= != < <= > >= ~ in exists missing) after 'section_name', found 'is'\n"
+        ),
+        (
+            ["facet", "section_name", "Sports"],
+            "error: filter: column 7: expected an operator (= != < <= > >= ~ in exists missing) after 'Sports' (quote a phrase to search text)\n"
+        ),
         (["export", "news_desk in Sports"], "error: filter: column 14: expected '(' after 'in'\n"),
-        (["remove", "--where", "section_name = Sports and"], "error: filter: column 26: expected a condition such as 'field = value' or a quoted phrase\n"),
+        (
+            ["remove", "--where", "section_name = Sports and"],
+            "error: filter: column 26: expected a condition such as 'field = value' or a quoted phrase\n"
+        ),
     ]
 
-    @Test("a filter syntax error exits 1 with one error line naming the column, prints nothing and changes nothing", arguments: syntaxErrors)
+    @Test(
+        "a filter syntax error exits 1 with one error line naming the column, prints nothing and changes nothing", arguments: syntaxErrors)
     func syntaxErrorExits1(arguments: [String], message: String) throws {
         try seed()
         let before = snapshot(sandbox.data)
@@ -283,7 +312,8 @@ struct QueryCommandTests {
 
     // MARK: - The projection
 
-    @Test("a filter on a field outside the projection prints the results and a note; index add makes the note go, index drop brings it back")
+    @Test(
+        "a filter on a field outside the projection prints the results and a note; index add makes the note go, index drop brings it back")
     func projectionNoteAndIndexCommands() throws {
         try seed()
         let query = ["find", "subsection_name = Baseball", "--fields", "_id,subsection_name"]
@@ -322,7 +352,10 @@ struct QueryCommandTests {
         #expect(again.stderrText == Self.scanNote("subsection_name"))
         let webURL = try sandbox.run(["count", "web_url missing and subsection_name missing"])
         #expect(webURL.stdoutText == "4\n")
-        #expect(webURL.stderrText == "note: subsection_name, web_url are not in the index projection, so the documents were read from disk ('archivist index add FIELD' adds a field)\n")
+        #expect(
+            webURL.stderrText
+                == "note: subsection_name, web_url are not in the index projection, so the documents were read from disk ('archivist index add FIELD' adds a field)\n"
+        )
         // A facet whose field and filter both lie outside the projection reads each document once
         // and names the field once.
         let facet = try sandbox.run(["--format", "jsonl", "facet", "subsection_name", "subsection_name exists"])
@@ -375,7 +408,8 @@ struct QueryCommandTests {
         #expect(check.stdoutText == #"{"ok":true,"documents":4,"problems":0}"# + "\n")
 
         // The filter's words may follow --where as separate arguments; no match is no error.
-        #expect(try ok(["remove", "--where", "section_name", "=", "World", "and", "news_desk", "=", "Foreign"]).stdoutText
+        #expect(
+            try ok(["remove", "--where", "section_name", "=", "World", "and", "news_desk", "=", "Foreign"]).stdoutText
                 == #"{"removed":2,"missing":0}"# + "\n")
         #expect(try ok(["remove", "--where", "section_name = Nowhere"]).stdoutText == #"{"removed":0,"missing":0}"# + "\n")
         #expect(try ids(ok(["export"])) == ["a1", "c1"])
@@ -397,7 +431,8 @@ struct QueryCommandTests {
         #expect(try ok(["count", "keywords.value > A"]).stdoutText == "5\n")
         #expect(try ids(ok(["find", "keywords.value > A"])) == ["a1", "a2", "b1", "b2", "c1"])
         #expect(try ids(ok(["export", "keywords.value > A"])) == ["a1", "a2", "b1", "b2", "c1"])
-        #expect(try ok(["facet", "section_name", "keywords.value >= Baseball"]).stdoutLines
+        #expect(
+            try ok(["facet", "section_name", "keywords.value >= Baseball"]).stdoutLines
                 == [#"{"value":"Sports","count":2}"#, #"{"value":"World","count":2}"#, #"{"value":"Science","count":1}"#])
         // "Zürich (Switzerland)" is not before "Z": b2 stays.
         #expect(try ok(["remove", "--where", "keywords.value < Z"]).stdoutText == #"{"removed":4,"missing":0}"# + "\n")
@@ -410,7 +445,9 @@ struct QueryCommandTests {
         #expect(try sandbox.run(["put", "zero", #"{"word_count": 0}"#]).status == 0)
         #expect(try sandbox.run(["put", "negative-zero", #"{"word_count": -0.0}"#]).status == 0)
         #expect(try sandbox.run(["put", "one", #"{"word_count": 1}"#]).status == 0)
-        for filter in ["word_count = 0", "word_count = -0", "word_count in (-0, 5)", #"{"word_count": -0.0}"#, "word_count <= 0 and word_count >= 0"] {
+        for filter in [
+            "word_count = 0", "word_count = -0", "word_count in (-0, 5)", #"{"word_count": -0.0}"#, "word_count <= 0 and word_count >= 0",
+        ] {
             let counted = try ok(["count", filter]).stdoutText
             #expect(counted == "2\n", "count \(filter)")
         }

@@ -1,5 +1,5 @@
-import ArchivistShell
 import ArchivistClient
+import ArchivistShell
 import ArchivistStore
 import Foundation
 import Testing
@@ -59,14 +59,15 @@ struct ScriptTests {
 
     @Test("each line runs as a command; blank lines and comments are skipped; no prompt or banner")
     func runsEachLine() throws {
-        let result = try script("""
-        # set up
-        put a {"n": 1}
+        let result = try script(
+            """
+            # set up
+            put a {"n": 1}
 
-        put b '{"n": 2}'
-        count
-        get a
-        """)
+            put b '{"n": 2}'
+            count
+            get a
+            """)
         #expect(result.status == 0, "\(result)")
         #expect(result.stderr.isEmpty, "\(result)")
         #expect(result.stdoutLines == [#"{"id":"a","outcome":"added"}"#, #"{"id":"b","outcome":"added"}"#, "2", #"{"_id":"a","n":1}"#])
@@ -74,14 +75,15 @@ struct ScriptTests {
 
     @Test("errors name their line; later lines still run; the exit status is 1")
     func errorsNameTheirLine() throws {
-        let result = try script("""
-        put a {"n": 1}
-        get missing
+        let result = try script(
+            """
+            put a {"n": 1}
+            get missing
 
-        bogus
-        put c {"n" 1}
-        count
-        """)
+            bogus
+            put c {"n" 1}
+            count
+            """)
         #expect(result.status == 1)
         #expect(result.stderrLines.count == 3, "\(result)")
         #expect(result.stderrLines[0].hasPrefix("error: line 2: "), "\(result)")
@@ -100,16 +102,17 @@ struct ScriptTests {
 
     @Test("a JSON argument, a quote or a trailing backslash continues on the next lines, and errors name the first")
     func multiLineCommands() throws {
-        let result = try script("""
-        put a {
-          "headline": {"main": "Two words"},
-          "n": [1,
-                2]
-        }
-        find \\
-          _id = a --fields n
-        get nope
-        """)
+        let result = try script(
+            """
+            put a {
+              "headline": {"main": "Two words"},
+              "n": [1,
+                    2]
+            }
+            find \\
+              _id = a --fields n
+            get nope
+            """)
         #expect(result.status == 1)
         #expect(result.stdoutLines.first == #"{"id":"a","outcome":"added"}"#)
         #expect(result.stdoutLines.dropFirst().first == #"{"n":[1,2]}"#, "\(result)")
@@ -127,19 +130,20 @@ struct ScriptTests {
     @Test("dot-commands: .mode, .timer, .open, .quit")
     func dotCommands() throws {
         let other = sandbox.root + "/other"
-        let result = try script("""
-        put a {"n": 1}
-        .mode json
-        stats
-        .mode
-        .timer on
-        count
-        .timer off
-        .open \(other)
-        count
-        .quit
-        count
-        """)
+        let result = try script(
+            """
+            put a {"n": 1}
+            .mode json
+            stats
+            .mode
+            .timer on
+            count
+            .timer off
+            .open \(other)
+            count
+            .quit
+            count
+            """)
         #expect(result.status == 0, "\(result)")
         let text = result.stdoutText
         #expect(text.contains("\"documents\": 1"), "stats in json: \(text)")
@@ -187,8 +191,9 @@ struct ScriptTests {
     func importFromStandardInputInAScriptIsAnError() throws {
         let result = try script("import -\n{\"_id\": \"x\"}\ncount\n")
         #expect(result.status == 1, "\(result)")
-        #expect(result.stderrLines.first == "error: line 1: import: '-' cannot be read: standard input holds the commands; give a file",
-                "\(result)")
+        #expect(
+            result.stderrLines.first == "error: line 1: import: '-' cannot be read: standard input holds the commands; give a file",
+            "\(result)")
         #expect(result.stdoutLines.last == "0", "nothing was imported: \(result)")
     }
 
@@ -221,4 +226,3 @@ struct DocumentIDCompletionTests {
         #expect(shell.completions(for: "get ").count == 10_000, "at most 10,000 offered at once")
     }
 }
-

@@ -1,12 +1,13 @@
-#if canImport(Glibc)
-@preconcurrency import Glibc
-#endif
 import ArchivistClient
-import ArchivistStore
 import ArchivistShell
+import ArchivistStore
 import ArchivistTestSupport
 import Foundation
 import Testing
+
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
 
 /// End-to-end tests of `search`, `searches` and `refresh`: the built `archivist` binary against the
 /// project's fake NYT server over real HTTP on 127.0.0.1.
@@ -21,15 +22,20 @@ struct SearchCommandTests {
 
     /// The environment of a run against `server`: no pacing, tiny backoff, a timeout with room for a busy machine.
     func environment(_ server: FakeNYTServer?, key: String = SearchCommandTests.key, base: String? = nil) -> [String: String] {
-        ["NYT_API_KEY": key, "NYT_API_BASE": base ?? server?.baseURL ?? "http://127.0.0.1:9",
-         "ARCHIVIST_PACE": "0", "ARCHIVIST_BACKOFF": "0.01", "ARCHIVIST_TIMEOUT": "10"]
+        [
+            "NYT_API_KEY": key, "NYT_API_BASE": base ?? server?.baseURL ?? "http://127.0.0.1:9",
+            "ARCHIVIST_PACE": "0", "ARCHIVIST_BACKOFF": "0.01", "ARCHIVIST_TIMEOUT": "10",
+        ]
     }
 
     @discardableResult
-    func search(_ arguments: [String], server: FakeNYTServer?, key: String = SearchCommandTests.key, base: String? = nil,
-                sourceLocation: SourceLocation = #_sourceLocation) throws -> CLIResult {
-        try sandbox.run(["--format", "jsonl", "search"] + arguments, environment: environment(server, key: key, base: base),
-                        sourceLocation: sourceLocation)
+    func search(
+        _ arguments: [String], server: FakeNYTServer?, key: String = SearchCommandTests.key, base: String? = nil,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> CLIResult {
+        try sandbox.run(
+            ["--format", "jsonl", "search"] + arguments, environment: environment(server, key: key, base: base),
+            sourceLocation: sourceLocation)
     }
 
     func storedCount() throws -> Int {
@@ -44,7 +50,8 @@ struct SearchCommandTests {
     /// The summary line a jsonl run prints first.
     func summary(_ result: CLIResult) throws -> [String: Int] {
         let first = try #require(result.stdoutLines.first, "no summary: \(result)")
-        #expect(first.hasPrefix(#"{"fetched":"#) && first.contains(#","added":"#) && first.contains(#","updated":"#)
+        #expect(
+            first.hasPrefix(#"{"fetched":"#) && first.contains(#","added":"#) && first.contains(#","updated":"#)
                 && first.contains(#","unchanged":"#) && first.contains(#","pages":"#), "\(first)")
         guard case .object(let members) = json(first) else { Issue.record("summary is not an object: \(first)"); return [:] }
         var values: [String: Int] = [:]
@@ -58,8 +65,9 @@ struct SearchCommandTests {
     // MARK: Paging
 
     @Test func searchFetchesPagesInOrderAndPrintsSummaryThenArticles() throws {
-        let server = try FakeNYTServer(documents: ArticleGenerator.corpus(count: 35, seed: 11, from: "2021-01-01", to: "2021-03-31"),
-                                       apiKey: Self.key)
+        let server = try FakeNYTServer(
+            documents: ArticleGenerator.corpus(count: 35, seed: 11, from: "2021-01-01", to: "2021-03-31"),
+            apiKey: Self.key)
         let result = try search(["--pages", "2", "--sort", "newest", "--fields", "_id,pub_date"], server: server)
         #expect(result.status == 0, "\(result)")
         #expect(try summary(result) == ["fetched": 20, "added": 20, "updated": 0, "unchanged": 0, "pages": 2])
@@ -78,8 +86,9 @@ struct SearchCommandTests {
     }
 
     @Test func searchStopsAtTheLastPageOfHits() throws {
-        let server = try FakeNYTServer(documents: ArticleGenerator.corpus(count: 23, seed: 12, from: "2021-01-01", to: "2021-01-31"),
-                                       apiKey: Self.key)
+        let server = try FakeNYTServer(
+            documents: ArticleGenerator.corpus(count: 23, seed: 12, from: "2021-01-01", to: "2021-01-31"),
+            apiKey: Self.key)
         let result = try search(["--pages", "50"], server: server)
         #expect(result.status == 0, "\(result)")
         #expect(try summary(result)["fetched"] == 23)
@@ -109,10 +118,14 @@ struct SearchCommandTests {
     }
 
     @Test func searchSendsQueryFilterDatesAndSortAsTheAPIExpects() throws {
-        let server = try FakeNYTServer(documents: ArticleGenerator.corpus(count: 200, seed: 14, from: "2018-01-01", to: "2018-12-31"),
-                                       apiKey: Self.key)
-        let result = try search(["climate", "talks", "--fq", #"news_desk:("Sports" "Foreign")"#, "--from", "2018-02-01",
-                                 "--to", "2018-11-30", "--sort", "oldest"], server: server)
+        let server = try FakeNYTServer(
+            documents: ArticleGenerator.corpus(count: 200, seed: 14, from: "2018-01-01", to: "2018-12-31"),
+            apiKey: Self.key)
+        let result = try search(
+            [
+                "climate", "talks", "--fq", #"news_desk:("Sports" "Foreign")"#, "--from", "2018-02-01",
+                "--to", "2018-11-30", "--sort", "oldest",
+            ], server: server)
         #expect(result.status == 0, "\(result)")
         let sent = try #require(server.requests.first).query
         #expect(sent["q"] == "climate talks")
@@ -124,8 +137,9 @@ struct SearchCommandTests {
     }
 
     @Test func searchReadsTheMetadataEnvelopeAndNullDocs() throws {
-        let server = try FakeNYTServer(documents: ArticleGenerator.corpus(count: 15, seed: 15, from: "2025-05-01", to: "2025-05-31"),
-                                       apiKey: Self.key, envelope: .metadata)
+        let server = try FakeNYTServer(
+            documents: ArticleGenerator.corpus(count: 15, seed: 15, from: "2025-05-01", to: "2025-05-31"),
+            apiKey: Self.key, envelope: .metadata)
         let result = try search(["--pages", "2"], server: server)
         #expect(result.status == 0, "\(result)")
         #expect(try summary(result)["fetched"] == 15)
@@ -138,8 +152,9 @@ struct SearchCommandTests {
     // MARK: Errors and retries
 
     @Test func searchRetriesThroughRateLimitsServerErrorsAndDroppedConnections() throws {
-        let server = try FakeNYTServer(documents: ArticleGenerator.corpus(count: 15, seed: 16, from: "2021-01-01", to: "2021-01-31"),
-                                       apiKey: Self.key)
+        let server = try FakeNYTServer(
+            documents: ArticleGenerator.corpus(count: 15, seed: 16, from: "2021-01-01", to: "2021-01-31"),
+            apiKey: Self.key)
         server.enqueue([.rateLimited, .serverError, .truncated, .dropConnection])
         let result = try search(["--pages", "2"], server: server)
         #expect(result.status == 0, "\(result)")
@@ -152,8 +167,9 @@ struct SearchCommandTests {
     }
 
     @Test func slowAnswerTimesOutAndIsRetried() throws {
-        let server = try FakeNYTServer(documents: ArticleGenerator.corpus(count: 5, seed: 27, from: "2021-01-01", to: "2021-01-31"),
-                                       apiKey: Self.key)
+        let server = try FakeNYTServer(
+            documents: ArticleGenerator.corpus(count: 5, seed: 27, from: "2021-01-01", to: "2021-01-31"),
+            apiKey: Self.key)
         server.enqueue([.slow(seconds: 4)])
         var env = environment(server)
         env["ARCHIVIST_TIMEOUT"] = "1"
@@ -164,8 +180,9 @@ struct SearchCommandTests {
     }
 
     @Test func searchGivesUpAfterBoundedRetriesAndAnswersFromTheCache() throws {
-        let server = try FakeNYTServer(documents: ArticleGenerator.corpus(count: 5, seed: 17, from: "2021-01-01", to: "2021-01-31"),
-                                       apiKey: Self.key)
+        let server = try FakeNYTServer(
+            documents: ArticleGenerator.corpus(count: 5, seed: 17, from: "2021-01-01", to: "2021-01-31"),
+            apiKey: Self.key)
         server.enqueue(Array(repeating: .serverError, count: 10))
         let result = try search(["--pages", "1"], server: server)
         #expect(result.status == 0, "5xx after every retry counts as offline: \(result)")
@@ -175,8 +192,9 @@ struct SearchCommandTests {
     }
 
     @Test func badKeyFailsAtOnceWithStatusAndFaultString() throws {
-        let server = try FakeNYTServer(documents: ArticleGenerator.corpus(count: 5, seed: 18, from: "2021-01-01", to: "2021-01-31"),
-                                       apiKey: "the-right-key")
+        let server = try FakeNYTServer(
+            documents: ArticleGenerator.corpus(count: 5, seed: 18, from: "2021-01-01", to: "2021-01-31"),
+            apiKey: "the-right-key")
         let result = try search(["jury"], server: server, key: "wrong-key-123")
         #expect(result.status == 1, "\(result)")
         #expect(server.requests.count == 1, "401 is not retried")
@@ -211,8 +229,9 @@ struct SearchCommandTests {
     }
 
     @Test func malformedPageStoresNothingFromItAndKeepsEarlierPages() throws {
-        let server = try FakeNYTServer(documents: ArticleGenerator.corpus(count: 40, seed: 19, from: "2021-01-01", to: "2021-01-31"),
-                                       apiKey: Self.key)
+        let server = try FakeNYTServer(
+            documents: ArticleGenerator.corpus(count: 40, seed: 19, from: "2021-01-01", to: "2021-01-31"),
+            apiKey: Self.key)
         server.enqueue([.slow(seconds: 0), .malformed])
         let result = try search(["--pages", "3", "--sort", "oldest"], server: server)
         #expect(result.status == 1, "\(result)")
@@ -280,16 +299,19 @@ struct SearchCommandTests {
         #expect(body.stdoutLines.count == 1 + 60, "every cached article, after the summary")
 
         // A word that is in some headlines: the cache answers with its text search.
-        let word = try #require(corpus.compactMap { $0["headline"]?["main"]?.stringValue }.first?
-            .split(separator: " ").first(where: { $0.count > 4 && $0.allSatisfy(\.isLetter) }).map(String.init))
+        let word = try #require(
+            corpus.compactMap { $0["headline"]?["main"]?.stringValue }.first?
+                .split(separator: " ").first(where: { $0.count > 4 && $0.allSatisfy(\.isLetter) }).map(String.init))
         let result = try search([word, "--from", "2021-01-01", "--to", "2021-12-31", "--fields", "_id"], server: nil, base: base)
         #expect(result.status == 0, "\(result)")
         #expect(result.stderrText.contains("connection refused"), "\(result)")
         #expect(result.stderrText.contains("answering from the cache"), "\(result)")
         #expect(try summary(result) == ["fetched": 0, "added": 0, "updated": 0, "unchanged": 0, "pages": 0])
         let cached = Set(result.stdoutLines.dropFirst().compactMap { json($0)["_id"]?.stringValue })
-        let local = try sandbox.run(["--format", "jsonl", "find", "\"\(word)\"", "and", "pub_date", ">=", "2021-01-01",
-                                     "and", "pub_date", "<=", "2021-12-31", "--fields", "_id"])
+        let local = try sandbox.run([
+            "--format", "jsonl", "find", "\"\(word)\"", "and", "pub_date", ">=", "2021-01-01",
+            "and", "pub_date", "<=", "2021-12-31", "--fields", "_id",
+        ])
         let expected = Set(local.stdoutLines.compactMap { json($0)["_id"]?.stringValue })
         #expect(!cached.isEmpty)
         #expect(cached == expected)
@@ -360,8 +382,9 @@ struct SearchCommandTests {
     }
 
     @Test func searchesDropForgetsASavedSearch() throws {
-        let server = try FakeNYTServer(documents: ArticleGenerator.corpus(count: 3, seed: 23, from: "2024-01-01", to: "2024-01-31"),
-                                       apiKey: Self.key)
+        let server = try FakeNYTServer(
+            documents: ArticleGenerator.corpus(count: 3, seed: 23, from: "2024-01-01", to: "2024-01-31"),
+            apiKey: Self.key)
         try search(["--save", "a"], server: server)
         try search(["--save", "b"], server: server)
         #expect(try sandbox.run(["--format", "jsonl", "searches"]).stdoutLines.count == 2)
@@ -371,27 +394,32 @@ struct SearchCommandTests {
     }
 
     @Test func nearTheDailyLimitASearchWarns() throws {
-        let server = try FakeNYTServer(documents: ArticleGenerator.corpus(count: 30, seed: 28, from: "2021-01-01", to: "2021-01-31"),
-                                       apiKey: Self.key)
+        let server = try FakeNYTServer(
+            documents: ArticleGenerator.corpus(count: 30, seed: 28, from: "2021-01-01", to: "2021-01-31"),
+            apiKey: Self.key)
         try FileManager.default.createDirectory(atPath: sandbox.data, withIntermediateDirectories: true)
         let today = CalendarDay.today.description
         try sandbox.write(#"{"requests_per_day": {"\#(today)": 448}}"#, to: sandbox.path(ClientFiles.apiUsage))
         let result = try search(["--pages", "3"], server: server)
         #expect(result.status == 0, "\(result)")
-        #expect(result.stderrLines.filter { $0.hasPrefix("warning:") } == ["warning: 450 API requests today (UTC); NYT allows 500 a day"],
-                "\(result)")
+        #expect(
+            result.stderrLines.filter { $0.hasPrefix("warning:") } == ["warning: 450 API requests today (UTC); NYT allows 500 a day"],
+            "\(result)")
         let usage = json(String(decoding: try #require(sandbox.contents(sandbox.path(ClientFiles.apiUsage))), as: UTF8.self))
         #expect(usage["requests_per_day"]?[today] == .number("451"))
     }
 
     @Test func anUnreadableRequestCounterStopsTheSearchAndIsKept() throws {
-        let server = try FakeNYTServer(documents: ArticleGenerator.corpus(count: 5, seed: 29, from: "2021-01-01", to: "2021-01-31"),
-                                       apiKey: Self.key)
+        let server = try FakeNYTServer(
+            documents: ArticleGenerator.corpus(count: 5, seed: 29, from: "2021-01-01", to: "2021-01-31"),
+            apiKey: Self.key)
         try FileManager.default.createDirectory(atPath: sandbox.data, withIntermediateDirectories: true)
         try sandbox.write("{not json", to: sandbox.path(ClientFiles.apiUsage))
         let result = try search(["jury"], server: server)
         #expect(result.status == 1, "\(result)")
-        #expect(result.stderrLines.first?.hasPrefix("error: page 0: \(sandbox.data)/api-usage.json: invalid JSON at byte 1") == true, "\(result)")
+        #expect(
+            result.stderrLines.first?.hasPrefix("error: page 0: \(sandbox.data)/api-usage.json: invalid JSON at byte 1") == true,
+            "\(result)")
         #expect(server.requests.isEmpty)
         #expect(sandbox.contents(sandbox.path(ClientFiles.apiUsage)) == Array("{not json".utf8))
     }
@@ -399,8 +427,9 @@ struct SearchCommandTests {
     // MARK: Pacing and Ctrl-C
 
     @Test func requestsAreSpacedByThePaceAcrossProcesses() throws {
-        let server = try FakeNYTServer(documents: ArticleGenerator.corpus(count: 30, seed: 24, from: "2021-01-01", to: "2021-01-31"),
-                                       apiKey: Self.key)
+        let server = try FakeNYTServer(
+            documents: ArticleGenerator.corpus(count: 30, seed: 24, from: "2021-01-01", to: "2021-01-31"),
+            apiKey: Self.key)
         var env = environment(server)
         env["ARCHIVIST_PACE"] = "1"
         let first = try sandbox.run(["--format", "jsonl", "search", "--pages", "2"], environment: env)
@@ -412,8 +441,9 @@ struct SearchCommandTests {
     }
 
     @Test func ctrlCStopsAfterTheCurrentPageKeepingWhatWasStored() throws {
-        let server = try FakeNYTServer(documents: ArticleGenerator.corpus(count: 300, seed: 25, from: "2021-01-01", to: "2021-12-31"),
-                                       apiKey: Self.key)
+        let server = try FakeNYTServer(
+            documents: ArticleGenerator.corpus(count: 300, seed: 25, from: "2021-01-01", to: "2021-12-31"),
+            apiKey: Self.key)
         var env = environment(server)
         env["ARCHIVIST_PACE"] = "0.5"
         let child = try sandbox.start(["--format", "jsonl", "search", "--all", "--fields", "_id"], environment: env)

@@ -2,6 +2,7 @@ import ArchivistStore
 import ArchivistTestSupport
 import Foundation
 import Testing
+
 @testable import ArchivistClient
 
 /// Parses a JSON text written in a test.
@@ -178,7 +179,8 @@ func utc(_ year: Int, _ month: Int, _ day: Int, _ hour: Int = 0, _ minute: Int =
 
 @Suite struct ArticleTests {
     @Test func readsEveryFieldOfA2016Document() throws {
-        let a = try article("""
+        let a = try article(
+            """
             {"_id":"57a0cb0e38f0d8762aab67f1","web_url":"http:\\/\\/www.nytimes.com\\/2016\\/08\\/12\\/opinion\\/slow-to-show.html",
              "snippet":"S","lead_paragraph":"L","abstract":"A","source":"The New York Times","print_page":"4",
              "headline":{"main":"Slow to Show","kicker":"Op-Docs","print_headline":"Slow"},
@@ -217,14 +219,16 @@ func utc(_ year: Int, _ month: Int, _ day: Int, _ hour: Int = 0, _ minute: Int =
     }
 
     @Test func nullEverywhereDecodesToNilAndEmpty() throws {
-        let a = try article("""
+        let a = try article(
+            """
             {"_id":"583032447c459f6a5fcceedd","uri":null,"web_url":null,"snippet":null,"lead_paragraph":null,"abstract":null,
              "source":null,"headline":null,"byline":null,"pub_date":null,"word_count":null,"section_name":null,
              "subsection_name":null,"subsectoinName":null,"news_desk":null,"type_of_material":null,"document_type":null,
              "keywords":null,"multimedia":null}
             """)
         #expect(a == Article(id: "583032447c459f6a5fcceedd"))
-        let nested = try article("""
+        let nested = try article(
+            """
             {"_id":"x","headline":{"main":null,"kicker":null,"print_headline":null},"byline":{"original":null},
              "keywords":[null,{"name":null,"value":null,"rank":null,"major":null}],"multimedia":[null,{"url":null}]}
             """)
@@ -232,7 +236,8 @@ func utc(_ year: Int, _ month: Int, _ day: Int, _ hour: Int = 0, _ minute: Int =
     }
 
     @Test func wrongTypesWhereAStringIsExpectedReadAsNil() throws {
-        let a = try article("""
+        let a = try article(
+            """
             {"_id":"x","headline":{"main":42,"kicker":true,"print_headline":["a"]},"byline":"By SOMEONE","web_url":{},
              "word_count":"n/a","pub_date":1479553594,"section_name":7,"keywords":{"name":"subject","value":"v"},
              "multimedia":"images/x.jpg","document_type":[]}
@@ -286,12 +291,14 @@ func utc(_ year: Int, _ month: Int, _ day: Int, _ hour: Int = 0, _ minute: Int =
     }
 
     @Test func keywordsWithoutAValueAreLeftOut() throws {
-        let a = try article(#"{"_id":"x","keywords":[{"name":"subject"},{"name":"subject","value":""},"text",{"name":"subject","value":"Kept"}]}"#)
+        let a = try article(
+            #"{"_id":"x","keywords":[{"name":"subject"},{"name":"subject","value":""},"text",{"name":"subject","value":"Kept"}]}"#)
         #expect(a.keywords == [Keyword(name: "subject", value: "Kept")])
     }
 
     @Test func multimediaListGivesOneImagePerCrop() throws {
-        let a = try article("""
+        let a = try article(
+            """
             {"_id":"x","multimedia":[
               {"rank":0,"subtype":"xlarge","caption":null,"credit":null,"type":"image","url":"images/a-articleLarge.jpg",
                "height":400,"width":600,"legacy":{},"subType":"xlarge","crop_name":"articleLarge"},
@@ -299,25 +306,30 @@ func utc(_ year: Int, _ month: Int, _ day: Int, _ hour: Int = 0, _ minute: Int =
               {"type":"image","url":""},
               {"type":"image"}]}
             """)
-        #expect(a.multimedia == [
-            Media(url: "images/a-articleLarge.jpg", width: 600, height: 400, subtype: "xlarge", cropName: "articleLarge"),
-            Media(url: "images/a-thumbWide.jpg", width: 190, height: 126, subtype: "wide"),
-        ])
+        #expect(
+            a.multimedia == [
+                Media(url: "images/a-articleLarge.jpg", width: 600, height: 400, subtype: "xlarge", cropName: "articleLarge"),
+                Media(url: "images/a-thumbWide.jpg", width: 190, height: 126, subtype: "wide"),
+            ])
         #expect(a.leadImage?.absoluteURL == "https://static01.nyt.com/images/a-articleLarge.jpg")
     }
 
     @Test func multimediaObjectOf2025GivesTheDefaultAndThumbnailImages() throws {
-        let a = try article("""
+        let a = try article(
+            """
             {"_id":"x","multimedia":{"caption":"The court.","credit":"Kenny Holston/The New York Times",
               "default":{"url":"https://static01.nyt.com/images/d.jpg","height":400,"width":600},
               "thumbnail":{"url":"https://static01.nyt.com/images/t.jpg","height":75,"width":75}}}
             """)
-        #expect(a.multimedia == [
-            Media(url: "https://static01.nyt.com/images/d.jpg", width: 600, height: 400, subtype: "default",
-                  caption: "The court.", credit: "Kenny Holston/The New York Times"),
-            Media(url: "https://static01.nyt.com/images/t.jpg", width: 75, height: 75, subtype: "thumbnail",
-                  caption: "The court.", credit: "Kenny Holston/The New York Times"),
-        ])
+        #expect(
+            a.multimedia == [
+                Media(
+                    url: "https://static01.nyt.com/images/d.jpg", width: 600, height: 400, subtype: "default",
+                    caption: "The court.", credit: "Kenny Holston/The New York Times"),
+                Media(
+                    url: "https://static01.nyt.com/images/t.jpg", width: 75, height: 75, subtype: "thumbnail",
+                    caption: "The court.", credit: "Kenny Holston/The New York Times"),
+            ])
         #expect(a.leadImage?.absoluteURL == "https://static01.nyt.com/images/d.jpg")
         let placeholder = try article(#"{"_id":"x","multimedia":{"caption":"","credit":"","default":{"url":""},"thumbnail":{"url":""}}}"#)
         #expect(placeholder.multimedia.isEmpty)
@@ -326,7 +338,9 @@ func utc(_ year: Int, _ month: Int, _ day: Int, _ hour: Int = 0, _ minute: Int =
     @Test(arguments: ["[]", #""text""#, "null", "12", "true"])
     func aDocumentThatIsNotAnObjectIsAnErrorNamingItsPath(document: String) throws {
         let value = try json(document)
-        #expect(throws: ClientError.unexpectedShape(path: "response.docs[3]", reason: "expected a document (object), found \(value.typeName)")) {
+        #expect(
+            throws: ClientError.unexpectedShape(path: "response.docs[3]", reason: "expected a document (object), found \(value.typeName)")
+        ) {
             try Article(document: value, path: "response.docs[3]")
         }
     }

@@ -1,7 +1,8 @@
+import ArchivistStore
 import Foundation
 import Testing
+
 @testable import ArchivistClient
-import ArchivistStore
 
 @Suite struct CalendarDayTests {
     // MARK: Parsing
@@ -102,7 +103,8 @@ import ArchivistStore
             // Consecutive days: the next day is the day after in the calendar.
             let components = day.components
             if let previous {
-                let next = ISODate.isValid(year: Int64(previous.year), month: Int64(previous.month), day: Int64(previous.day + 1))
+                let next =
+                    ISODate.isValid(year: Int64(previous.year), month: Int64(previous.month), day: Int64(previous.day + 1))
                     ? (previous.year, previous.month, previous.day + 1)
                     : previous.month < 12 ? (previous.year, previous.month + 1, 1) : (previous.year + 1, 1, 1)
                 if next != components { failures.append(number) }

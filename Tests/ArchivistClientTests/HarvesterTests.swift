@@ -3,6 +3,7 @@ import ArchivistTestSupport
 import Foundation
 import Synchronization
 import Testing
+
 @testable import ArchivistClient
 
 /// A transport that answers Article Search requests from a corpus, as the API would: the documents
@@ -34,8 +35,9 @@ final class CorpusTransport: HTTPTransport {
         for item in URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems ?? [] {
             items[item.name] = item.value ?? ""
         }
-        let request = Request(from: items["begin_date"].flatMap(CalendarDay.init), to: items["end_date"].flatMap(CalendarDay.init),
-                              page: items["page"].flatMap { Int($0) } ?? 0, sort: items["sort"])
+        let request = Request(
+            from: items["begin_date"].flatMap(CalendarDay.init), to: items["end_date"].flatMap(CalendarDay.init),
+            page: items["page"].flatMap { Int($0) } ?? 0, sort: items["sort"])
         let call = requests.withLock { requests in
             requests.append(request)
             return requests.count
@@ -71,7 +73,8 @@ func smallCorpus(count: Int, prefix: String, from: String, to: String) -> [JSONV
         return .object(sorting: [
             JSONMember(key: "_id", value: .string("\(prefix)-\(index)")),
             JSONMember(key: "pub_date", value: .string("\(day)T\(time)Z")),
-            JSONMember(key: "headline", value: .object(sorting: [JSONMember(key: "main", value: .string("Headline \(index) of \(prefix)"))])),
+            JSONMember(
+                key: "headline", value: .object(sorting: [JSONMember(key: "main", value: .string("Headline \(index) of \(prefix)"))])),
         ])
     }
 }
@@ -96,8 +99,10 @@ struct HarvestRun {
     /// Every event of the run, in order.
     let events: [HarvestEvent]
 
-    init(_ corpus: [JSONValue], _ request: SearchRequest, limit: PageLimit, in folder: ScratchFolder,
-         intercept: @escaping @Sendable (_ request: CorpusTransport.Request, _ call: Int) -> HTTPResponse? = { _, _ in nil }) async throws {
+    init(
+        _ corpus: [JSONValue], _ request: SearchRequest, limit: PageLimit, in folder: ScratchFolder,
+        intercept: @escaping @Sendable (_ request: CorpusTransport.Request, _ call: Int) -> HTTPResponse? = { _, _ in nil }
+    ) async throws {
         store = try folder.store()
         transport = CorpusTransport(corpus: corpus, intercept: intercept)
         let events = Locked<[HarvestEvent]>([])
@@ -117,12 +122,16 @@ struct HarvestRun {
 
 @Suite struct HarvesterTests {
     /// A harvester over `transport` into `store`, without pacing.
-    static func harvester(_ transport: any HTTPTransport, store: DocumentStore,
-                          isCancelled: @escaping @Sendable () -> Bool = { false }) -> Harvester {
-        let configuration = NYTClient.Configuration(baseURL: "http://127.0.0.1:9", apiKey: "test-key", pace: 0, backoff: 0.001,
-                                                    maximumRetries: 2, timeout: 1)
-        let client = NYTClient(configuration: configuration, transport: transport, ledger: MemoryRequestLedger(),
-                               isCancelled: isCancelled)
+    static func harvester(
+        _ transport: any HTTPTransport, store: DocumentStore,
+        isCancelled: @escaping @Sendable () -> Bool = { false }
+    ) -> Harvester {
+        let configuration = NYTClient.Configuration(
+            baseURL: "http://127.0.0.1:9", apiKey: "test-key", pace: 0, backoff: 0.001,
+            maximumRetries: 2, timeout: 1)
+        let client = NYTClient(
+            configuration: configuration, transport: transport, ledger: MemoryRequestLedger(),
+            isCancelled: isCancelled)
         return Harvester(client: client, store: store)
     }
 
@@ -146,8 +155,11 @@ struct HarvestRun {
         #expect(run.summary.ids == Array(ids(corpus).prefix(30)))
         #expect(try run.store.count == 30)
         #expect(try run.storedIDs() == Set(ids(corpus).prefix(30)))
-        #expect(run.pageEvents == [.page(1, of: 3, range: nil, documents: 10), .page(2, of: 3, range: nil, documents: 20),
-                                   .page(3, of: 3, range: nil, documents: 30)])
+        #expect(
+            run.pageEvents == [
+                .page(1, of: 3, range: nil, documents: 10), .page(2, of: 3, range: nil, documents: 20),
+                .page(3, of: 3, range: nil, documents: 30),
+            ])
         // The newest publication date is the latest pub_date received.
         let dates = try corpus.prefix(30).map { try Article(document: $0, path: "doc").pubDate }
         #expect(run.summary.newestPublication == dates.compactMap { $0 }.max())
@@ -158,8 +170,10 @@ struct HarvestRun {
         defer { folder.remove() }
         // Canonically equivalent spellings: equal as Swift strings, two documents in the store.
         let corpus: [JSONValue] = ["caf\u{e9}", "cafe\u{301}"].map { id in
-            .object(sorting: [JSONMember(key: "_id", value: .string(id)),
-                              JSONMember(key: "pub_date", value: .string("2020-01-01T12:00:00Z"))])
+            .object(sorting: [
+                JSONMember(key: "_id", value: .string(id)),
+                JSONMember(key: "pub_date", value: .string("2020-01-01T12:00:00Z")),
+            ])
         }
         let run = try await HarvestRun(corpus, HarvesterTests.range("2020-01-01", "2020-01-02"), limit: .pages(1), in: folder)
         #expect(run.error == nil)
@@ -186,7 +200,8 @@ struct HarvestRun {
         defer { folder.remove() }
         let corpus = ArticleGenerator.corpus(count: 20, seed: 13, from: "2021-01-01", to: "2021-01-31")
         // The API claims 500 hits but page 1 comes back empty.
-        let run = try await HarvestRun(corpus, HarvesterTests.range("2021-01-01", "2021-01-31"), limit: .pages(10), in: folder) { request, _ in
+        let run = try await HarvestRun(corpus, HarvesterTests.range("2021-01-01", "2021-01-31"), limit: .pages(10), in: folder) {
+            request, _ in
             let docs = request.page == 0 ? Array(corpus.prefix(10)) : []
             let body = ArticleGenerator(seed: 1).apiResponse(docs: docs, offset: request.page * 10, hits: 500)
             return HTTPResponse(status: 200, body: JSONWriter.compactBytes(body))
@@ -218,7 +233,8 @@ struct HarvestRun {
         let folder = try ScratchFolder()
         defer { folder.remove() }
         // 1,000 over the year and 1,500 more in 20 days of March: one part needs a second split.
-        let corpus = smallCorpus(count: 1_000, prefix: "year", from: "2020-01-01", to: "2020-12-31")
+        let corpus =
+            smallCorpus(count: 1_000, prefix: "year", from: "2020-01-01", to: "2020-12-31")
             + smallCorpus(count: 1_500, prefix: "march", from: "2020-03-01", to: "2020-03-20")
         #expect(Set(ids(corpus)).count == 2_500)
         let run = try await HarvestRun(corpus, HarvesterTests.range("2020-01-01", "2020-12-31"), limit: .all, in: folder)
@@ -275,19 +291,21 @@ struct HarvestRun {
         // Without a sort, --all asks for the oldest first, so new articles land on later pages.
         #expect(run.transport.received.allSatisfy { $0.sort == "oldest" })
         #expect(run.summary.fetched == 35)
-        #expect(run.pageEvents == [
-            .page(1, of: 4, range: "2018-01-01..2018-01-31", documents: 10),
-            .page(2, of: 4, range: "2018-01-01..2018-01-31", documents: 20),
-            .page(3, of: 4, range: "2018-01-01..2018-01-31", documents: 30),
-            .page(4, of: 4, range: "2018-01-01..2018-01-31", documents: 35),
-        ])
+        #expect(
+            run.pageEvents == [
+                .page(1, of: 4, range: "2018-01-01..2018-01-31", documents: 10),
+                .page(2, of: 4, range: "2018-01-01..2018-01-31", documents: 20),
+                .page(3, of: 4, range: "2018-01-01..2018-01-31", documents: 30),
+                .page(4, of: 4, range: "2018-01-01..2018-01-31", documents: 35),
+            ])
     }
 
     @Test func dayWithMoreThan1000HitsIsReportedAndItsFirst1000Fetched() async throws {
         let folder = try ScratchFolder()
         defer { folder.remove() }
         let crowded = smallCorpus(count: 1_050, prefix: "crowded", from: "2021-05-05", to: "2021-05-05")
-        let others = ArticleGenerator.corpus(count: 20, seed: 32, from: "2021-05-04", to: "2021-05-04")
+        let others =
+            ArticleGenerator.corpus(count: 20, seed: 32, from: "2021-05-04", to: "2021-05-04")
             + ArticleGenerator.corpus(count: 10, seed: 33, from: "2021-05-06", to: "2021-05-06")
         let run = try await HarvestRun(crowded + others, HarvesterTests.range("2021-05-04", "2021-05-06"), limit: .all, in: folder)
         #expect(run.error == nil)
@@ -315,8 +333,13 @@ struct HarvestRun {
         }
         var failed = request
         failed.page = 2
-        #expect(run.error == .onPage(2, .http(status: 404, fault: "Not Found", url: failed.redactedURL(base: "http://127.0.0.1:9"),
-                                              attempts: 1)))
+        #expect(
+            run.error
+                == .onPage(
+                    2,
+                    .http(
+                        status: 404, fault: "Not Found", url: failed.redactedURL(base: "http://127.0.0.1:9"),
+                        attempts: 1)))
         #expect(run.summary.pages == 2)
         #expect(run.summary.fetched == 20)
         #expect(run.summary.ids == Array(ids(corpus).prefix(20)))
@@ -343,7 +366,8 @@ struct HarvestRun {
         let folder = try ScratchFolder()
         defer { folder.remove() }
         let corpus = ArticleGenerator.corpus(count: 30, seed: 43, from: "2020-02-01", to: "2020-02-29")
-        let run = try await HarvestRun(corpus, HarvesterTests.range("2020-02-01", "2020-02-29"), limit: .pages(3), in: folder) { request, _ in
+        let run = try await HarvestRun(corpus, HarvesterTests.range("2020-02-01", "2020-02-29"), limit: .pages(3), in: folder) {
+            request, _ in
             guard request.page == 1 else { return nil }
             var docs = Array(corpus[10..<20])
             if case .object(let members) = docs[3] {
@@ -392,11 +416,17 @@ struct HarvestRun {
         ("news_desk:(\"Sports\")", .field("news_desk", [.eq(.string("Sports"))])),
         ("news_desk:(\"Sports\" \"Foreign\")", .field("news_desk", [.in([.string("Sports"), .string("Foreign")])])),
         ("type_of_material:( \"News\"  Op-Ed )", .field("type_of_material", [.in([.string("News"), .string("Op-Ed")])])),
-        ("section_name:\"World\" AND news_desk:Foreign",
-         .and([.field("section_name", [.eq(.string("World"))]), .field("news_desk", [.eq(.string("Foreign"))])])),
-        ("a:1  AND  b:(\"x\" \"y\") AND c_2:\"z z\"",
-         .and([.field("a", [.eq(.string("1"))]), .field("b", [.in([.string("x"), .string("y")])]),
-               .field("c_2", [.eq(.string("z z"))])])),
+        (
+            "section_name:\"World\" AND news_desk:Foreign",
+            .and([.field("section_name", [.eq(.string("World"))]), .field("news_desk", [.eq(.string("Foreign"))])])
+        ),
+        (
+            "a:1  AND  b:(\"x\" \"y\") AND c_2:\"z z\"",
+            .and([
+                .field("a", [.eq(.string("1"))]), .field("b", [.in([.string("x"), .string("y")])]),
+                .field("c_2", [.eq(.string("z z"))]),
+            ])
+        ),
         ("source:\"The New York Times\"", .field("source", [.eq(.string("The New York Times"))])),
     ])
     func simpleFiltersTranslate(fq: String, expected: Filter) {
@@ -409,40 +439,55 @@ struct HarvestRun {
 
     @Test(arguments: [
         ("glocations:\"Café, Zürich\"", keyword("glocations", .eq(.string("Café, Zürich")))),
-        ("subject:(\"Elections\" \"Refugees\")",
-         .or([keyword("subject", .eq(.string("Elections"))), keyword("subject", .eq(.string("Refugees")))])),
+        (
+            "subject:(\"Elections\" \"Refugees\")",
+            .or([keyword("subject", .eq(.string("Elections"))), keyword("subject", .eq(.string("Refugees")))])
+        ),
         ("persons.contains:trump", keyword("persons", .contains("trump"))),
         ("headline:\"Big News\"", .field("headline.main", [.contains("Big News")])),
-        ("headline.search:(rally crowd)", .or([.field("headline.main", [.contains("rally")]), .field("headline.main", [.contains("crowd")])])),
+        (
+            "headline.search:(rally crowd)",
+            .or([.field("headline.main", [.contains("rally")]), .field("headline.main", [.contains("crowd")])])
+        ),
         ("kicker:\"Op-Ed\"", .field("headline.kicker", [.eq(.string("Op-Ed"))])),
         ("pub_year:2016", .field("pub_date", [.gte(.string("2016-01-01")), .lte(.string("2016-12-31"))])),
         ("section_name.contains:sport", .field("section_name", [.contains("sport")])),
-        ("news_desk:Sports AND subject:Baseball",
-         .and([.field("news_desk", [.eq(.string("Sports"))]), keyword("subject", .eq(.string("Baseball")))])),
+        (
+            "news_desk:Sports AND subject:Baseball",
+            .and([.field("news_desk", [.eq(.string("Sports"))]), keyword("subject", .eq(.string("Baseball")))])
+        ),
     ])
     func apiFieldsAreReadWhereAStoredDocumentKeepsThem(fq: String, expected: Filter) {
         #expect(FilterQueryTranslation.filter(for: fq) == expected)
     }
 
-    @Test(arguments: ["body:\"climate\"", "body.search:climate", "day_of_week:Monday", "secpg:A1", "pub_year:16", "pub_year:+201", "pub_year:２０１６",
-                      "pub_year:(2016 last)", "pub_year.contains:2016", ".contains:x"])
+    @Test(arguments: [
+        "body:\"climate\"", "body.search:climate", "day_of_week:Monday", "secpg:A1", "pub_year:16", "pub_year:+201", "pub_year:２０１６",
+        "pub_year:(2016 last)", "pub_year.contains:2016", ".contains:x",
+    ])
     func fieldsWhoseValuesAreNotStoredAreNotTranslated(fq: String) {
         #expect(FilterQueryTranslation.filter(for: fq) == nil, "\(String(describing: FilterQueryTranslation.filter(for: fq)))")
     }
 
     @Test func translatedFiltersMatchTheDocumentsTheAPIWouldReturn() throws {
-        let document = try JSONParser.parse(Array("""
-            {"_id": "a", "headline": {"main": "Trump’s Rally Draws Crowds in Zürich", "kicker": null},
-             "keywords": [{"name": "subject", "value": "Presidential Election of 2016", "rank": 1},
-                          {"name": "persons", "value": "Trump, Donald J", "rank": "2"},
-                          {"name": "glocations", "value": "Zurich (Switzerland)", "rank": 3}],
-             "pub_date": "2016-11-08T23:59:59+0000", "section_name": "U.S.", "news_desk": "National"}
-            """.utf8))
-        let matching = ["subject:\"Presidential Election of 2016\"", "persons.contains:(donald hillary)", "glocations.contains:zurich",
-                        "headline:\"rally draws\"", "headline:zurich", "pub_year:2016", "pub_year:(2015 2016)",
-                        "section_name:\"U.S.\" AND news_desk:National"]
-        let failing = ["subject:\"Trump, Donald J\"", "persons:Trump", "glocations:\"Zurich\"", "headline:\"crowds draw\"",
-                       "pub_year:2017", "kicker:Analysis", "section_name:U.S. AND news_desk:Foreign"]
+        let document = try JSONParser.parse(
+            Array(
+                """
+                {"_id": "a", "headline": {"main": "Trump’s Rally Draws Crowds in Zürich", "kicker": null},
+                 "keywords": [{"name": "subject", "value": "Presidential Election of 2016", "rank": 1},
+                              {"name": "persons", "value": "Trump, Donald J", "rank": "2"},
+                              {"name": "glocations", "value": "Zurich (Switzerland)", "rank": 3}],
+                 "pub_date": "2016-11-08T23:59:59+0000", "section_name": "U.S.", "news_desk": "National"}
+                """.utf8))
+        let matching = [
+            "subject:\"Presidential Election of 2016\"", "persons.contains:(donald hillary)", "glocations.contains:zurich",
+            "headline:\"rally draws\"", "headline:zurich", "pub_year:2016", "pub_year:(2015 2016)",
+            "section_name:\"U.S.\" AND news_desk:National",
+        ]
+        let failing = [
+            "subject:\"Trump, Donald J\"", "persons:Trump", "glocations:\"Zurich\"", "headline:\"crowds draw\"",
+            "pub_year:2017", "kicker:Analysis", "section_name:U.S. AND news_desk:Foreign",
+        ]
         for fq in matching {
             let filter = try #require(FilterQueryTranslation.filter(for: fq), "\(fq)")
             #expect(filter.matches(document, textSearch: StoreSchema.nyt.textSearch), "\(fq) → \(filter)")

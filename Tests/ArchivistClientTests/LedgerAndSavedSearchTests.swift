@@ -1,7 +1,9 @@
 import ArchivistStore
 import Foundation
 import Testing
+
 @testable import ArchivistClient
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -153,15 +155,16 @@ func expectStorageError(naming path: String, _ operation: String, _ body: () thr
         #expect(path == folder.data + "/api-usage.json")
         let bytes = try #require(fileBytes(path))
         let text = String(decoding: bytes, as: UTF8.self)
-        #expect(text == """
-            {
-              "last_request_at": "2026-11-29T22:10:02.250Z",
-              "requests_per_day": {
-                "2026-11-29": 2
-              }
-            }
+        #expect(
+            text == """
+                {
+                  "last_request_at": "2026-11-29T22:10:02.250Z",
+                  "requests_per_day": {
+                    "2026-11-29": 2
+                  }
+                }
 
-            """)
+                """)
         let value = try JSONParser.parse(bytes)
         #expect(JSONWriter.prettyBytes(value) == bytes)
         #expect(try store.sideFile(named: ClientFiles.apiUsage) == bytes)
@@ -243,10 +246,13 @@ func expectStorageError(naming path: String, _ operation: String, _ body: () thr
     static let savedAt = utc(2024, 3, 1, 12).addingTimeInterval(0.5)
 
     static func jury(page: Int = 0) -> SavedSearch {
-        SavedSearch(name: "jury", request: SearchRequest(query: "jury \"grand\" Café 東京", filterQuery: "news_desk:(\"Metro\" \"National\")",
-                                                         from: CalendarDay("2020-01-01"), to: CalendarDay("2020-12-31"),
-                                                         sort: .newest, page: page),
-                    savedAt: savedAt)
+        SavedSearch(
+            name: "jury",
+            request: SearchRequest(
+                query: "jury \"grand\" Café 東京", filterQuery: "news_desk:(\"Metro\" \"National\")",
+                from: CalendarDay("2020-01-01"), to: CalendarDay("2020-12-31"),
+                sort: .newest, page: page),
+            savedAt: savedAt)
     }
 
     @Test func recordingARunOfAnUnknownSearchWritesNothing() throws {

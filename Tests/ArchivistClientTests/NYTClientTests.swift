@@ -3,6 +3,7 @@ import ArchivistTestSupport
 import Foundation
 import Synchronization
 import Testing
+
 @testable import ArchivistClient
 
 /// A value shared between a test and the closures it hands out.
@@ -74,8 +75,10 @@ func okStep(count: Int = 3, hits: Int = 42, seed: UInt64 = 7) -> ScriptedTranspo
 }
 
 /// An answer with `status` and a text body.
-func statusStep(_ status: Int, _ body: String = "{\"fault\":{\"faultstring\":\"nope\"}}",
-                contentType: String? = "application/json") -> ScriptedTransport.Step {
+func statusStep(
+    _ status: Int, _ body: String = "{\"fault\":{\"faultstring\":\"nope\"}}",
+    contentType: String? = "application/json"
+) -> ScriptedTransport.Step {
     .respond(HTTPResponse(status: status, contentType: contentType, body: Array(body.utf8)))
 }
 
@@ -86,11 +89,14 @@ func statusStep(_ status: Int, _ body: String = "{\"fault\":{\"faultstring\":\"n
     static var shownURL: String { request.redactedURL(base: base) }
 
     /// A client over `transport` with fast backoff and no pacing unless asked.
-    static func client(_ transport: any HTTPTransport, pace: Double = 0, maximumRetries: Int = 5,
-                       ledger: any RequestLedger = MemoryRequestLedger(),
-                       isCancelled: @escaping @Sendable () -> Bool = { false }) -> NYTClient {
-        let configuration = NYTClient.Configuration(baseURL: base, apiKey: key, pace: pace, backoff: 0.001,
-                                                    maximumRetries: maximumRetries, timeout: 7)
+    static func client(
+        _ transport: any HTTPTransport, pace: Double = 0, maximumRetries: Int = 5,
+        ledger: any RequestLedger = MemoryRequestLedger(),
+        isCancelled: @escaping @Sendable () -> Bool = { false }
+    ) -> NYTClient {
+        let configuration = NYTClient.Configuration(
+            baseURL: base, apiKey: key, pace: pace, backoff: 0.001,
+            maximumRetries: maximumRetries, timeout: 7)
         return NYTClient(configuration: configuration, transport: transport, ledger: ledger, isCancelled: isCancelled)
     }
 
@@ -103,8 +109,10 @@ func statusStep(_ status: Int, _ body: String = "{\"fault\":{\"faultstring\":\"n
     }
 
     /// The error `fetch` ends with (nil when it succeeds), with the events it emitted.
-    static func failure(of client: NYTClient, _ request: SearchRequest = NYTClientTests.request,
-                        events: Locked<[NYTClient.Event]> = Locked([])) async -> ClientError? {
+    static func failure(
+        of client: NYTClient, _ request: SearchRequest = NYTClientTests.request,
+        events: Locked<[NYTClient.Event]> = Locked([])
+    ) async -> ClientError? {
         do {
             _ = try await client.fetch(request) { event in events.withLock { $0.append(event) } }
             return nil
@@ -137,7 +145,8 @@ func statusStep(_ status: Int, _ body: String = "{\"fault\":{\"faultstring\":\"n
     // MARK: Retries
 
     @Test func tooManyRequestsIsRetriedOnceThenSucceeds() async throws {
-        let fault = "{\"fault\":{\"faultstring\":\"Rate limit quota violation.\",\"detail\":{\"errorcode\":\"policies.ratelimit.QuotaViolation\"}}}"
+        let fault =
+            "{\"fault\":{\"faultstring\":\"Rate limit quota violation.\",\"detail\":{\"errorcode\":\"policies.ratelimit.QuotaViolation\"}}}"
         let transport = ScriptedTransport([statusStep(429, fault), okStep()])
         let events = Locked<[NYTClient.Event]>([])
         let response = try await NYTClientTests.client(transport).fetch(NYTClientTests.request) { event in
@@ -159,8 +168,10 @@ func statusStep(_ status: Int, _ body: String = "{\"fault\":{\"faultstring\":\"n
 
     @Test(arguments: [500, 502, 503, 504, 408, 429])
     func serverErrorsAndTimeoutStatusesAreRetried(status: Int) async throws {
-        let transport = ScriptedTransport([statusStep(status, "<html><title>Trouble</title></html>", contentType: "text/html"),
-                                           okStep()])
+        let transport = ScriptedTransport([
+            statusStep(status, "<html><title>Trouble</title></html>", contentType: "text/html"),
+            okStep(),
+        ])
         let events = Locked<[NYTClient.Event]>([])
         let response = try await NYTClientTests.client(transport).fetch(NYTClientTests.request) { event in
             events.withLock { $0.append(event) }
@@ -188,8 +199,10 @@ func statusStep(_ status: Int, _ body: String = "{\"fault\":{\"faultstring\":\"n
     }
 
     /// Expects `events` to announce retries 1 and 2, each for `failure`.
-    static func expectTwoRetries(for failure: TransportFailure, in events: [NYTClient.Event],
-                                 sourceLocation: SourceLocation = #_sourceLocation) {
+    static func expectTwoRetries(
+        for failure: TransportFailure, in events: [NYTClient.Event],
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         let retries = events.compactMap { event -> (Int, String)? in
             if case .retrying(let attempt, let reason, _) = event { return (attempt, reason) } else { return nil }
         }
@@ -197,8 +210,10 @@ func statusStep(_ status: Int, _ body: String = "{\"fault\":{\"faultstring\":\"n
         #expect(retries.map(\.1) == [failure.reason, failure.reason], sourceLocation: sourceLocation)
     }
 
-    static let cannotConnect: [TransportFailure] = [.cannotConnect("connection refused"), .cannotConnect("host not found"),
-                                                    .cannotConnect("not connected to the internet")]
+    static let cannotConnect: [TransportFailure] = [
+        .cannotConnect("connection refused"), .cannotConnect("host not found"),
+        .cannotConnect("not connected to the internet"),
+    ]
 
     @Test(arguments: cannotConnect)
     func aConnectionThatCannotBeMadeAtFirstContactFailsAtOnceAsOffline(failure: TransportFailure) async {
@@ -225,15 +240,20 @@ func statusStep(_ status: Int, _ body: String = "{\"fault\":{\"faultstring\":\"n
 
     @Test(arguments: [400, 401, 403, 404])
     func clientErrorsFailAtOnceWithTheirStatusAndFault(status: Int) async {
-        let body = "{\"fault\":{\"faultstring\":\"Invalid ApiKey for given resource\",\"detail\":{\"errorcode\":\"oauth.v2.InvalidApiKeyForGivenResource\"}}}"
+        let body =
+            "{\"fault\":{\"faultstring\":\"Invalid ApiKey for given resource\",\"detail\":{\"errorcode\":\"oauth.v2.InvalidApiKeyForGivenResource\"}}}"
         let transport = ScriptedTransport([statusStep(status, body)], fallback: okStep())
         let events = Locked<[NYTClient.Event]>([])
         let error = await NYTClientTests.failure(of: NYTClientTests.client(transport), events: events)
-        #expect(error == .http(status: status, fault: "Invalid ApiKey for given resource (oauth.v2.InvalidApiKeyForGivenResource)",
-                               url: NYTClientTests.shownURL, attempts: 1))
+        #expect(
+            error
+                == .http(
+                    status: status, fault: "Invalid ApiKey for given resource (oauth.v2.InvalidApiKeyForGivenResource)",
+                    url: NYTClientTests.shownURL, attempts: 1))
         #expect(transport.calls == 1)
         #expect(events.value.isEmpty)
-        #expect(error?.errorDescription == "HTTP \(status) from \(NYTClientTests.shownURL): Invalid ApiKey for given resource "
+        #expect(
+            error?.errorDescription == "HTTP \(status) from \(NYTClientTests.shownURL): Invalid ApiKey for given resource "
                 + "(oauth.v2.InvalidApiKeyForGivenResource)")
         #expect(error?.meansOffline == false)
     }
@@ -279,8 +299,9 @@ func statusStep(_ status: Int, _ body: String = "{\"fault\":{\"faultstring\":\"n
 
     @Test func backoffDoublesWithJitterOnEachRetry() async throws {
         let transport = ScriptedTransport([], fallback: .fail(.connectionLost))
-        let configuration = NYTClient.Configuration(baseURL: NYTClientTests.base, apiKey: NYTClientTests.key, pace: 0,
-                                                    backoff: 0.004, maximumRetries: 3, timeout: 1)
+        let configuration = NYTClient.Configuration(
+            baseURL: NYTClientTests.base, apiKey: NYTClientTests.key, pace: 0,
+            backoff: 0.004, maximumRetries: 3, timeout: 1)
         let client = NYTClient(configuration: configuration, transport: transport, ledger: MemoryRequestLedger())
         let events = Locked<[NYTClient.Event]>([])
         _ = await NYTClientTests.failure(of: client, events: events)
@@ -312,7 +333,8 @@ func statusStep(_ status: Int, _ body: String = "{\"fault\":{\"faultstring\":\"n
 
     @Test func keyEchoedInRetriedAnswersIsRedactedFromEventsAndTheError() async {
         let key = NYTClientTests.key
-        let transport = ScriptedTransport([], fallback: statusStep(500, "internal error handling api-key=\(key)", contentType: "text/plain"))
+        let transport = ScriptedTransport(
+            [], fallback: statusStep(500, "internal error handling api-key=\(key)", contentType: "text/plain"))
         let events = Locked<[NYTClient.Event]>([])
         let error = await NYTClientTests.failure(of: NYTClientTests.client(transport, maximumRetries: 2), events: events)
         let description = error?.errorDescription ?? ""
@@ -337,20 +359,27 @@ func statusStep(_ status: Int, _ body: String = "{\"fault\":{\"faultstring\":\"n
             NYTClientTests.expectKeyRedacted(from: error)
         }
         let transport = ScriptedTransport([statusStep(200, bodies[0])])
-        #expect(await NYTClientTests.failure(of: NYTClientTests.client(transport))
-                == .unexpectedShape(path: "fault", reason: "the API answered with a fault instead of results: "
-                                    + "\"Invalid ApiKey REDACTED\" (oauth.v2.InvalidApiKey)"))
+        #expect(
+            await NYTClientTests.failure(of: NYTClientTests.client(transport))
+                == .unexpectedShape(
+                    path: "fault",
+                    reason: "the API answered with a fault instead of results: "
+                        + "\"Invalid ApiKey REDACTED\" (oauth.v2.InvalidApiKey)"))
     }
 
     // MARK: describeFault
 
     @Test(arguments: [
-        ("{\"fault\":{\"faultstring\":\"Rate limit quota violation.\",\"detail\":{\"errorcode\":\"policies.ratelimit.QuotaViolation\"}}}",
-         "application/json" as String?, "Rate limit quota violation. (policies.ratelimit.QuotaViolation)"),
+        (
+            "{\"fault\":{\"faultstring\":\"Rate limit quota violation.\",\"detail\":{\"errorcode\":\"policies.ratelimit.QuotaViolation\"}}}",
+            "application/json" as String?, "Rate limit quota violation. (policies.ratelimit.QuotaViolation)"
+        ),
         ("{\"fault\":{\"faultstring\":\"Invalid ApiKey\"}}", "application/json", "Invalid ApiKey"),
         ("{\"fault\":{\"faultstring\":\"Invalid ApiKey\",\"detail\":{}}}", "application/json", "Invalid ApiKey"),
-        ("{\"status\":\"ERROR\",\"errors\":[\"Invalid value for field: begin_date\",\"Invalid value for field: end_date\"]}",
-         "application/json", "Invalid value for field: begin_date; Invalid value for field: end_date"),
+        (
+            "{\"status\":\"ERROR\",\"errors\":[\"Invalid value for field: begin_date\",\"Invalid value for field: end_date\"]}",
+            "application/json", "Invalid value for field: begin_date; Invalid value for field: end_date"
+        ),
         ("{\"errors\":[\"only one\"]}", nil, "only one"),
         ("{\"errors\":[1, \"text among numbers\"]}", nil, "text among numbers"),
         ("{\"status\":\"ERROR\",\"errors\":[]}", nil, "ERROR"),
@@ -360,8 +389,10 @@ func statusStep(_ status: Int, _ body: String = "{\"fault\":{\"faultstring\":\"n
         ("{\"other\":1}", "application/json", "{\"other\":1}"),
         ("[1,2]", "application/json", "[1,2]"),
         ("<html><head><title>502 Bad Gateway</title></head><body>...</body></html>", "text/html", "HTML page: 502 Bad Gateway"),
-        ("<!DOCTYPE html>\n<HTML><HEAD><TITLE lang=\"en\">\n  Service\n  Unavailable  </TITLE></HEAD></HTML>", nil,
-         "HTML page: Service Unavailable"),
+        (
+            "<!DOCTYPE html>\n<HTML><HEAD><TITLE lang=\"en\">\n  Service\n  Unavailable  </TITLE></HEAD></HTML>", nil,
+            "HTML page: Service Unavailable"
+        ),
         ("<html><body><h1>Gateway Timeout</h1></body></html>", "text/html; charset=utf-8", "HTML page: Gateway Timeout"),
         ("<title>Erreur – Café</title>", "TEXT/HTML", "HTML page: Erreur – Café"),
         ("<html><body><p>nothing named</p></body></html>", "text/html", "an HTML page (46 bytes)"),
@@ -431,10 +462,11 @@ func statusStep(_ status: Int, _ body: String = "{\"fault\":{\"faultstring\":\"n
         }
 
         func reserve(at now: Date, pace: Double) throws(ClientError) -> LedgerSlot {
-            .granted(requestsToday: count.withLock { count in
-                count += 1
-                return count
-            })
+            .granted(
+                requestsToday: count.withLock { count in
+                    count += 1
+                    return count
+                })
         }
     }
 
@@ -469,8 +501,11 @@ func statusStep(_ status: Int, _ body: String = "{\"fault\":{\"faultstring\":\"n
 
     /// Fetches with `client` until it announces a wait, then sets `cancelled`: how the fetch ended,
     /// how long after the cancellation, and the events it announced.
-    static func cancelOnceWaiting(_ client: NYTClient, _ cancelled: Locked<Bool>, sourceLocation: SourceLocation = #_sourceLocation)
-        async throws -> (error: ClientError?, elapsed: Duration, events: [NYTClient.Event]) {
+    static func cancelOnceWaiting(
+        _ client: NYTClient, _ cancelled: Locked<Bool>, sourceLocation: SourceLocation = #_sourceLocation
+    )
+        async throws -> (error: ClientError?, elapsed: Duration, events: [NYTClient.Event])
+    {
         let events = Locked<[NYTClient.Event]>([])
         let waiting = Task { await failure(of: client, events: events) }
         defer { cancelled.value = true }  // also when the check below ends the test early
@@ -505,10 +540,12 @@ func statusStep(_ status: Int, _ body: String = "{\"fault\":{\"faultstring\":\"n
     @Test func cancellationEndsABackoffWaitPromptly() async throws {
         let transport = ScriptedTransport([], fallback: statusStep(503))
         let cancelled = Locked(false)
-        let configuration = NYTClient.Configuration(baseURL: NYTClientTests.base, apiKey: NYTClientTests.key, pace: 0,
-                                                    backoff: 3600, maximumRetries: 5, timeout: 1)
-        let client = NYTClient(configuration: configuration, transport: transport, ledger: MemoryRequestLedger(),
-                               isCancelled: { cancelled.value })
+        let configuration = NYTClient.Configuration(
+            baseURL: NYTClientTests.base, apiKey: NYTClientTests.key, pace: 0,
+            backoff: 3600, maximumRetries: 5, timeout: 1)
+        let client = NYTClient(
+            configuration: configuration, transport: transport, ledger: MemoryRequestLedger(),
+            isCancelled: { cancelled.value })
         // Cancelled once the backoff wait has begun.
         let (error, elapsed, _) = try await NYTClientTests.cancelOnceWaiting(client, cancelled)
         #expect(error == .cancelled)
@@ -528,12 +565,14 @@ func statusStep(_ status: Int, _ body: String = "{\"fault\":{\"faultstring\":\"n
     @Test func invalidRequestsAndBasesFailBeforeAnythingIsSent() async {
         let transport = ScriptedTransport([], fallback: okStep())
         let client = NYTClientTests.client(transport)
-        #expect(await NYTClientTests.failure(of: client, SearchRequest(page: 101))
+        #expect(
+            await NYTClientTests.failure(of: client, SearchRequest(page: 101))
                 == .invalidRequest(parameter: "page", reason: "101 is outside 0...100"))
 
         let configuration = NYTClient.Configuration(baseURL: "ftp://api.example.test", apiKey: NYTClientTests.key, pace: 0)
         let badBase = NYTClient(configuration: configuration, transport: transport, ledger: MemoryRequestLedger())
-        #expect(await NYTClientTests.failure(of: badBase)
+        #expect(
+            await NYTClientTests.failure(of: badBase)
                 == .invalidRequest(parameter: "base URL", reason: "'ftp://api.example.test' is not an http(s) URL"))
         #expect(transport.calls == 0)
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import ArchivistClient
 
 /// The query of `url` as a typical server reads it (`application/x-www-form-urlencoded`: pairs split
@@ -36,8 +37,10 @@ func componentQueryItems(_ url: URL) -> [URLQueryItem] {
         ("http://localhost:9000/proxy/", "http", "localhost", 9000, "/proxy/svc/search/v2/articlesearch.json"),
         ("HTTPS://API.NYTIMES.COM", "https", "api.nytimes.com", nil, "/svc/search/v2/articlesearch.json"),
     ])
-    func urlPathIsTheAPIPathUnderTheBaseWithOrWithoutATrailingSlash(base: String, scheme: String, host: String,
-                                                                     port: Int?, path: String) throws {
+    func urlPathIsTheAPIPathUnderTheBaseWithOrWithoutATrailingSlash(
+        base: String, scheme: String, host: String,
+        port: Int?, path: String
+    ) throws {
         let url = try #require(SearchRequest(query: "jury").url(base: base, apiKey: "k"))
         let components = try #require(URLComponents(url: url, resolvingAgainstBaseURL: false))
         #expect(components.scheme?.lowercased() == scheme)
@@ -46,9 +49,11 @@ func componentQueryItems(_ url: URL) -> [URLQueryItem] {
         #expect(components.path == path)
     }
 
-    @Test(arguments: ["ftp://api.nytimes.com", "file:///tmp/x", "mailto:someone@example.com", "https://", "http:///path",
-                      "garbage", "", "api.nytimes.com", "//api.nytimes.com", "https://exa mple.com", "https//api.nytimes.com",
-                      "https://api.nytimes.com?x=1", "https://api.nytimes.com#part"])
+    @Test(arguments: [
+        "ftp://api.nytimes.com", "file:///tmp/x", "mailto:someone@example.com", "https://", "http:///path",
+        "garbage", "", "api.nytimes.com", "//api.nytimes.com", "https://exa mple.com", "https//api.nytimes.com",
+        "https://api.nytimes.com?x=1", "https://api.nytimes.com#part",
+    ])
     func baseThatIsNotAnHTTPURLWithAHostGivesNil(base: String) {
         #expect(SearchRequest(query: "jury").url(base: base, apiKey: "k") == nil)
         #expect(SearchRequest(query: "jury").url(base: base, apiKey: nil) == nil)
@@ -61,8 +66,9 @@ func componentQueryItems(_ url: URL) -> [URLQueryItem] {
     // MARK: Query items
 
     @Test func queryItemsComeInAFixedOrderWithTheKeyLast() throws {
-        let request = SearchRequest(query: "jury", filterQuery: "news_desk:Sports", from: CalendarDay("2020-01-02"),
-                                    to: CalendarDay("2020-12-31"), sort: .newest, page: 7)
+        let request = SearchRequest(
+            query: "jury", filterQuery: "news_desk:Sports", from: CalendarDay("2020-01-02"),
+            to: CalendarDay("2020-12-31"), sort: .newest, page: 7)
         let url = try #require(request.url(base: SearchRequestTests.base, apiKey: "key123"))
         let items = componentQueryItems(url)
         #expect(items.map(\.name) == ["q", "fq", "begin_date", "end_date", "sort", "page", "api-key"])
@@ -139,7 +145,8 @@ func componentQueryItems(_ url: URL) -> [URLQueryItem] {
     @Test func redactedURLShowsREDACTEDInsteadOfTheKey() throws {
         let request = SearchRequest(query: "jury", from: CalendarDay("2020-01-01"), to: CalendarDay("2020-01-31"), sort: .oldest, page: 2)
         let redacted = request.redactedURL(base: SearchRequestTests.base)
-        #expect(redacted == "https://api.nytimes.com/svc/search/v2/articlesearch.json"
+        #expect(
+            redacted == "https://api.nytimes.com/svc/search/v2/articlesearch.json"
                 + "?q=jury&begin_date=20200101&end_date=20200131&sort=oldest&page=2&api-key=REDACTED")
         let withoutKey = try #require(request.url(base: SearchRequestTests.base, apiKey: nil))
         #expect(withoutKey.absoluteString == redacted)
@@ -149,7 +156,8 @@ func componentQueryItems(_ url: URL) -> [URLQueryItem] {
     @Test func urlWithTheKeyDiffersFromTheRedactedOneOnlyInTheKey() throws {
         let request = SearchRequest(query: "a \"b\" +c", filterQuery: "x:(\"y\" \"z\")", sort: .relevance, page: 100)
         let url = try #require(request.url(base: SearchRequestTests.base, apiKey: "SECRET"))
-        #expect(url.absoluteString.replacingOccurrences(of: "api-key=SECRET", with: "api-key=REDACTED")
+        #expect(
+            url.absoluteString.replacingOccurrences(of: "api-key=SECRET", with: "api-key=REDACTED")
                 == request.redactedURL(base: SearchRequestTests.base))
     }
 
@@ -172,7 +180,8 @@ func componentQueryItems(_ url: URL) -> [URLQueryItem] {
         #expect(throws: ClientError.invalidRequest(parameter: "--to", reason: "2024-01-01 is before --from 2024-01-02")) {
             try request.validate()
         }
-        #expect(ClientError.invalidRequest(parameter: "--to", reason: "2024-01-01 is before --from 2024-01-02").errorDescription
+        #expect(
+            ClientError.invalidRequest(parameter: "--to", reason: "2024-01-01 is before --from 2024-01-02").errorDescription
                 == "--to: 2024-01-01 is before --from 2024-01-02")
     }
 

@@ -1,12 +1,14 @@
 import ArchivistStore
 import Foundation
 import Testing
+
 @testable import ArchivistClient
 
 /// The bytes of a fixture file in `Fixtures/`.
 func fixtureBytes(_ name: String) throws -> [UInt8] {
-    let url = try #require(Bundle.module.url(forResource: name, withExtension: "json", subdirectory: "Fixtures"),
-                           "fixture \(name).json is missing")
+    let url = try #require(
+        Bundle.module.url(forResource: name, withExtension: "json", subdirectory: "Fixtures"),
+        "fixture \(name).json is missing")
     return [UInt8](try Data(contentsOf: url))
 }
 
@@ -30,7 +32,10 @@ func decodingError(_ body: String, source: String = "test") -> ClientError? {
         ("2016-compact", 27, 10 as Int?, ["583032447c459f6a5fcceedd", "57a0cb0e38f0d8762aab67f1", "4fd2ba9c8eb7c8105d8b0cc7"]),
         ("2018-transition", 20382, 0, ["5bd34aba068401528a2e252a"]),
         ("2019-era", 1276, 0, ["5479dae338f0d86bf592fedf", "545db51738f0d877bc740c84", "5c50b4d800a1bc2872e9f6ad"]),
-        ("2025-metadata", 2, 0, ["nyt://article/9c3f6e2a-1b4d-5e8f-a7c6-2d1e0f9b8a7c", "nyt://article/1d2e3f4a-5b6c-5d7e-8f9a-0b1c2d3e4f5a"]),
+        (
+            "2025-metadata", 2, 0,
+            ["nyt://article/9c3f6e2a-1b4d-5e8f-a7c6-2d1e0f9b8a7c", "nyt://article/1d2e3f4a-5b6c-5d7e-8f9a-0b1c2d3e4f5a"]
+        ),
         ("docs-null", 0, 0, []),
         ("empty-page", 12, 20, []),
     ])
@@ -60,10 +65,16 @@ func decodingError(_ body: String, source: String = "test") -> ClientError? {
         #expect(travel.wordCount == 2419)
         #expect(travel.kicker == "Op-Docs")
         #expect(travel.printHeadline == nil)
-        #expect(travel.keywords == [Keyword(name: "glocations", value: "Odessa (Tex)", rank: 1, isMajor: true),
-                                    Keyword(name: "subject", value: "Automobiles", rank: 2, isMajor: false)])
-        #expect(travel.multimedia.map(\.url) == ["images/2016/08/07/travel/07trains/07trains-thumbWide.jpg",
-                                                 "images/2016/08/07/travel/07trains/07trains-articleLarge.jpg"])
+        #expect(
+            travel.keywords == [
+                Keyword(name: "glocations", value: "Odessa (Tex)", rank: 1, isMajor: true),
+                Keyword(name: "subject", value: "Automobiles", rank: 2, isMajor: false),
+            ])
+        #expect(
+            travel.multimedia.map(\.url) == [
+                "images/2016/08/07/travel/07trains/07trains-thumbWide.jpg",
+                "images/2016/08/07/travel/07trains/07trains-articleLarge.jpg",
+            ])
         #expect(travel.multimedia.map(\.subtype) == ["wide", "xlarge"])
 
         let blogpost = articles[2]
@@ -91,8 +102,11 @@ func decodingError(_ body: String, source: String = "test") -> ClientError? {
         #expect(article.keywords.allSatisfy { $0.isMajor == false })
         #expect(article.multimedia.count == 3)
         #expect(article.multimedia.map(\.cropName) == ["articleLarge", "thumbWide", "blog480"])
-        #expect(article.leadImage == Media(url: "images/2018/10/25/science/00DERMATOLOGY1/merlin_145846323_5ff919cd-articleLarge.jpg",
-                                           width: 600, height: 400, subtype: "xlarge", cropName: "articleLarge"))
+        #expect(
+            article.leadImage
+                == Media(
+                    url: "images/2018/10/25/science/00DERMATOLOGY1/merlin_145846323_5ff919cd-articleLarge.jpg",
+                    width: 600, height: 400, subtype: "xlarge", cropName: "articleLarge"))
     }
 
     @Test func era2019PageReadsTheMisspelledSubsectionNullMajorAndMissingByline() throws {
@@ -174,22 +188,30 @@ func decodingError(_ body: String, source: String = "test") -> ClientError? {
 
     @Test func aFaultBodyQuotesTheFaultString() throws {
         let error = try #require(throws: ClientError.self) { try fixtureResponse("fault-429") }
-        #expect(error == .unexpectedShape(
-            path: "fault",
-            reason: "the API answered with a fault instead of results: \"Rate limit quota violation. Quota limit  exceeded. "
-                + "Identifier : 5c99e130-2e7e-4264-813a-f994f100d1f2\" (policies.ratelimit.QuotaViolation)"))
-        #expect(decodingError(#"{"fault":{"faultstring":"Invalid ApiKey"}}"#)
+        #expect(
+            error
+                == .unexpectedShape(
+                    path: "fault",
+                    reason: "the API answered with a fault instead of results: \"Rate limit quota violation. Quota limit  exceeded. "
+                        + "Identifier : 5c99e130-2e7e-4264-813a-f994f100d1f2\" (policies.ratelimit.QuotaViolation)"))
+        #expect(
+            decodingError(#"{"fault":{"faultstring":"Invalid ApiKey"}}"#)
                 == .unexpectedShape(path: "fault", reason: "the API answered with a fault instead of results: \"Invalid ApiKey\""))
     }
 
     @Test func anErrorStatusQuotesTheFirstError() throws {
         let error = try #require(throws: ClientError.self) { try fixtureResponse("status-error") }
-        #expect(error == .unexpectedShape(
-            path: "errors",
-            reason: "the API answered with status \"ERROR\" instead of results: \"Invalid value for field: begin_date\" (and 1 more)"))
-        #expect(decodingError(#"{"status":"ERROR"}"#)
+        #expect(
+            error
+                == .unexpectedShape(
+                    path: "errors",
+                    reason:
+                        "the API answered with status \"ERROR\" instead of results: \"Invalid value for field: begin_date\" (and 1 more)"))
+        #expect(
+            decodingError(#"{"status":"ERROR"}"#)
                 == .unexpectedShape(path: "status", reason: "the API answered with status \"ERROR\" instead of results"))
-        #expect(decodingError(#"{"message":"Too many requests"}"#)
+        #expect(
+            decodingError(#"{"message":"Too many requests"}"#)
                 == .unexpectedShape(path: "message", reason: "the API answered with a message instead of results: \"Too many requests\""))
     }
 
@@ -222,14 +244,18 @@ func decodingError(_ body: String, source: String = "test") -> ClientError? {
 
     @Test func shapeErrorsSayWhatWasFound() {
         #expect(decodingError("[]") == .unexpectedShape(path: "(response body)", reason: "expected an object, found array"))
-        #expect(decodingError(#"{"status":"OK","copyright":"c"}"#)
+        #expect(
+            decodingError(#"{"status":"OK","copyright":"c"}"#)
                 == .unexpectedShape(path: "response", reason: "missing (the body has keys copyright, status)"))
-        #expect(decodingError(#"{"response":{"meta":{"hits":"27"}}}"#)
+        #expect(
+            decodingError(#"{"response":{"meta":{"hits":"27"}}}"#)
                 == .unexpectedShape(path: "response.meta.hits", reason: "expected a whole number of hits, found the string \"27\""))
         #expect(decodingError(#"{"response":{"meta":{}}}"#) == .unexpectedShape(path: "response.meta.hits", reason: "missing"))
-        #expect(decodingError(#"{"response":{"meta":{"hits":1},"docs":[7]}}"#)
+        #expect(
+            decodingError(#"{"response":{"meta":{"hits":1},"docs":[7]}}"#)
                 == .unexpectedShape(path: "response.docs[0]", reason: "expected a document (object), found number"))
-        #expect(decodingError("{\"response\":", source: "page 0 of \"jury\"")?.errorDescription
+        #expect(
+            decodingError("{\"response\":", source: "page 0 of \"jury\"")?.errorDescription
                 == "page 0 of \"jury\": invalid JSON at byte 12: unexpected end of input")
     }
 

@@ -1,6 +1,7 @@
+import ArchivistClient
 import Foundation
 import Testing
-import ArchivistClient
+
 @testable import ArchivistStore
 
 @Suite struct DocumentStoreTests {
@@ -22,15 +23,23 @@ import ArchivistClient
     func article(_ id: String, headline: String = "Slow to Show", wordCount: JSONValue = .number("879")) -> JSONValue {
         .object(sorting: [
             JSONMember(key: "_id", value: .string(id)),
-            JSONMember(key: "headline", value: .object(sorting: [JSONMember(key: "main", value: .string(headline)),
-                                                                 JSONMember(key: "kicker", value: .null)])),
+            JSONMember(
+                key: "headline",
+                value: .object(sorting: [
+                    JSONMember(key: "main", value: .string(headline)),
+                    JSONMember(key: "kicker", value: .null),
+                ])),
             JSONMember(key: "pub_date", value: .string("2016-08-12T00:00:00Z")),
             JSONMember(key: "section_name", value: .string("Opinion")),
             JSONMember(key: "word_count", value: wordCount),
-            JSONMember(key: "keywords", value: .array([
-                .object(sorting: [JSONMember(key: "value", value: .string("Automobiles")), JSONMember(key: "rank", value: .string("1"))]),
-                .object(sorting: [JSONMember(key: "value", value: .string("Odessa (Tex)"))]),
-            ])),
+            JSONMember(
+                key: "keywords",
+                value: .array([
+                    .object(sorting: [
+                        JSONMember(key: "value", value: .string("Automobiles")), JSONMember(key: "rank", value: .string("1")),
+                    ]),
+                    .object(sorting: [JSONMember(key: "value", value: .string("Odessa (Tex)"))]),
+                ])),
             JSONMember(key: "byline", value: .array([])),
         ])
     }
@@ -262,7 +271,8 @@ import ArchivistClient
         try FileManager.default.removeItem(atPath: documentFile("doc-3"))
         try String(decoding: JSONWriter.prettyBytes(article("doc-4", headline: "Edited")), as: UTF8.self)
             .write(toFile: documentFile("doc-4"), atomically: false, encoding: .utf8)
-        try FileManager.default.moveItem(atPath: documentFile("doc-5"), toPath: folder.data + "/docs/" + FileNames.bucket(for: "doc-5") + "/elsewhere.json")
+        try FileManager.default.moveItem(
+            atPath: documentFile("doc-5"), toPath: folder.data + "/docs/" + FileNames.bucket(for: "doc-5") + "/elsewhere.json")
         let problems = try store.check()
         #expect(Set(problems.map(\.kind)) == [.unreadableDocument, .missingID, .missingDocument, .changedDocument, .misplacedDocument])
         #expect(problems.contains { $0.description.hasPrefix(FileNames.documentPath(for: "doc-0") + ": invalid JSON at byte") })
@@ -336,7 +346,9 @@ import ArchivistClient
         #expect(FileManager.default.fileExists(atPath: folder.data + "/docs/zz/notes.txt"))
     }
 
-    @Test(arguments: ["../../etc/passwd", "a/b", "with space", "ünïcödé", String(repeating: "long", count: 75), "ABC", "abc", "e\u{301}", "\u{e9}"])
+    @Test(arguments: [
+        "../../etc/passwd", "a/b", "with space", "ünïcödé", String(repeating: "long", count: 75), "ABC", "abc", "e\u{301}", "\u{e9}",
+    ])
     func anyIDRoundTripsAndStaysInsideTheFolder(id: String) throws {
         let store = try openStore()
         try store.put(try json(#"{"v":1}"#), id: id)

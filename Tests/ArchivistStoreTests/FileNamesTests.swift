@@ -1,4 +1,5 @@
 import Testing
+
 @testable import ArchivistStore
 
 @Suite struct FileNamesTests {
@@ -21,7 +22,9 @@ import Testing
         #expect(FileNames.id(forStem: stem) == id)
     }
 
-    @Test(arguments: ["x", "../..", "a/b", "..", ".", "ABC", String(repeating: "é", count: 300), "nyt://article/../../x", "\u{1F600}", "a\\b"])
+    @Test(arguments: [
+        "x", "../..", "a/b", "..", ".", "ABC", String(repeating: "é", count: 300), "nyt://article/../../x", "\u{1F600}", "a\\b",
+    ])
     func everyDocumentPathStaysInsideItsBucket(id: String) {
         let path = FileNames.documentPath(for: id)
         let parts = path.split(separator: "/", omittingEmptySubsequences: false)

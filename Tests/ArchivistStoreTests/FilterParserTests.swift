@@ -1,4 +1,5 @@
 import Testing
+
 @testable import ArchivistStore
 
 // Tests of the infix filter language (`FilterParser.parse`) and of `FilterParser.parseAny`, which
@@ -36,8 +37,10 @@ fileprivate func num(_ literal: String) -> JSONValue { .number(literal) }
         ("news_desk in (Sports)", .field("news_desk", [.in([str("Sports")])])),
         ("news_desk in(Sports,Foreign)", .field("news_desk", [.in([str("Sports"), str("Foreign")])])),
         ("news_desk IN (Sports, Foreign)", .field("news_desk", [.in([str("Sports"), str("Foreign")])])),
-        (#"word_count in (1, 2.5, "3", null, true)"#,
-         .field("word_count", [.in([num("1"), num("2.5"), str("3"), .null, .bool(true)])])),
+        (
+            #"word_count in (1, 2.5, "3", null, true)"#,
+            .field("word_count", [.in([num("1"), num("2.5"), str("3"), .null, .bool(true)])])
+        ),
         (#"news_desk not in (Sports, "Foreign Desk")"#, .field("news_desk", [.nin([str("Sports"), str("Foreign Desk")])])),
         ("news_desk NOT IN (Sports)", .field("news_desk", [.nin([str("Sports")])])),
         ("byline.original exists", .field("byline.original", [.exists(true)])),
@@ -190,8 +193,10 @@ fileprivate func num(_ literal: String) -> JSONValue { .number(literal) }
         (#"section_name = Science and "climate change""#, .and([eq("section_name", str("Science")), .text("climate change")])),
         (#"not "preview""#, .nor([.text("preview")])),
         (#""a" or "b""#, .or([.text("a"), .text("b")])),
-        (#"byline.original exists and "climate change""#,
-         .and([.field("byline.original", [.exists(true)]), .text("climate change")])),
+        (
+            #"byline.original exists and "climate change""#,
+            .and([.field("byline.original", [.exists(true)]), .text("climate change")])
+        ),
         (#"("x" or "y") and z = 1"#, .and([.or([.text("x"), .text("y")]), eq("z", num("1"))])),
     ]
 
@@ -202,18 +207,27 @@ fileprivate func num(_ literal: String) -> JSONValue { .number(literal) }
 
     @Test func theExampleOfTheDocumentationCompiles() throws {
         let filter = try FilterParser.parse("section_name = Sports and pub_date >= 2015-07-01 and not headline.main ~ \"preview\"")
-        #expect(filter == .and([eq("section_name", str("Sports")), .field("pub_date", [.gte(str("2015-07-01"))]),
-                                .nor([.field("headline.main", [.contains("preview")])])]))
-        #expect(try FilterParser.parse("news_desk in (Sports, Foreign) or word_count > 1000")
+        #expect(
+            filter
+                == .and([
+                    eq("section_name", str("Sports")), .field("pub_date", [.gte(str("2015-07-01"))]),
+                    .nor([.field("headline.main", [.contains("preview")])]),
+                ]))
+        #expect(
+            try FilterParser.parse("news_desk in (Sports, Foreign) or word_count > 1000")
                 == .or([.field("news_desk", [.in([str("Sports"), str("Foreign")])]), .field("word_count", [.gt(num("1000"))])]))
     }
 
     @Test func anInfixFilterMatchesLikeItsJSONDocument() throws {
         let pairs: [(String, String)] = [
-            ("section_name = Sports and word_count >= 100",
-             #"{"$and": [{"section_name": "Sports"}, {"word_count": {"$gte": 100}}]}"#),
-            ("news_desk in (Sports, Foreign) or not byline.original exists",
-             #"{"$or": [{"news_desk": {"$in": ["Sports", "Foreign"]}}, {"$nor": [{"byline.original": {"$exists": true}}]}]}"#),
+            (
+                "section_name = Sports and word_count >= 100",
+                #"{"$and": [{"section_name": "Sports"}, {"word_count": {"$gte": 100}}]}"#
+            ),
+            (
+                "news_desk in (Sports, Foreign) or not byline.original exists",
+                #"{"$or": [{"news_desk": {"$in": ["Sports", "Foreign"]}}, {"$nor": [{"byline.original": {"$exists": true}}]}]}"#
+            ),
             (#""climate change""#, #"{"$text": {"$search": "climate change"}}"#),
             ("word_count != null", #"{"word_count": {"$ne": null}}"#),
             ("pub_date missing", #"{"pub_date": {"$exists": false}}"#),
@@ -252,15 +266,30 @@ fileprivate func num(_ literal: String) -> JSONValue { .number(literal) }
         ("()", "filter: column 2: expected a field name or a quoted phrase, found ')'"),
         ("a = 1)", "filter: column 6: expected 'and', 'or' or the end, found ')'"),
         // Unknown operators.
-        ("section_name is Sports", "filter: column 14: expected an operator (= != < <= > >= ~ in exists missing) after 'section_name', found 'is'"),
+        (
+            "section_name is Sports",
+            "filter: column 14: expected an operator (= != < <= > >= ~ in exists missing) after 'section_name', found 'is'"
+        ),
         ("section_name ! Sports", "filter: column 14: expected '!=' ('!' alone is not an operator)"),
         ("section_name !Sports", "filter: column 14: expected '!=' ('!' alone is not an operator)"),
-        ("section_name (Sports)", "filter: column 14: expected an operator (= != < <= > >= ~ in exists missing) after 'section_name', found '('"),
-        (#"section_name "Sports""#, "filter: column 14: expected an operator (= != < <= > >= ~ in exists missing) after 'section_name', found \"Sports\""),
+        (
+            "section_name (Sports)",
+            "filter: column 14: expected an operator (= != < <= > >= ~ in exists missing) after 'section_name', found '('"
+        ),
+        (
+            #"section_name "Sports""#,
+            "filter: column 14: expected an operator (= != < <= > >= ~ in exists missing) after 'section_name', found \"Sports\""
+        ),
         // A bare word without an operator.
-        ("Sports", "filter: column 7: expected an operator (= != < <= > >= ~ in exists missing) after 'Sports' (quote a phrase to search text)"),
+        (
+            "Sports",
+            "filter: column 7: expected an operator (= != < <= > >= ~ in exists missing) after 'Sports' (quote a phrase to search text)"
+        ),
         ("climate change", "filter: column 9: expected an operator (= != < <= > >= ~ in exists missing) after 'climate', found 'change'"),
-        ("section_name = Sports and Foreign", "filter: column 34: expected an operator (= != < <= > >= ~ in exists missing) after 'Foreign' (quote a phrase to search text)"),
+        (
+            "section_name = Sports and Foreign",
+            "filter: column 34: expected an operator (= != < <= > >= ~ in exists missing) after 'Foreign' (quote a phrase to search text)"
+        ),
         // Missing conditions and trailing words.
         ("section_name = Sports and", "filter: column 26: expected a condition such as 'field = value' or a quoted phrase"),
         ("section_name = Sports or ", "filter: column 26: expected a condition such as 'field = value' or a quoted phrase"),

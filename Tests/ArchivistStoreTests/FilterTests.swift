@@ -1,7 +1,8 @@
-import Testing
 import ArchivistClient
-@testable import ArchivistStore
 import ArchivistTestSupport
+import Testing
+
+@testable import ArchivistStore
 
 // Tests of the query model (Filter, Condition, SortKey), its JSON and dictionary-literal parsers,
 // its evaluation with MongoDB semantics, and the pieces it rests on (ValueOrder, ISODate,
@@ -501,10 +502,12 @@ extension FilterTests {
 
         @Test func textFilterHandsTheFoldedTermsToTheTextMatcher() {
             var received: [[String]] = []
-            let matched = Filter.text("Café “Société” Trump’s").matches(resolve: { _ in [] }, textMatches: { terms in
-                received.append(terms)
-                return true
-            })
+            let matched = Filter.text("Café “Société” Trump’s").matches(
+                resolve: { _ in [] },
+                textMatches: { terms in
+                    received.append(terms)
+                    return true
+                })
             #expect(matched)
             #expect(received == [["cafe", "societe", "trumps"]])
         }
@@ -563,16 +566,25 @@ extension FilterTests {
             (#"{"a": {"$regex": "^x", "$options": "i"}}"#, .field("a", [.regex("^x", options: "i")])),
             (#"{"a": {"$regex": "^x"}}"#, .field("a", [.regex("^x", options: "")])),
             (#"{"a": {"$not": {"$size": 2}}}"#, .field("a", [.not([.size(2)])])),
-            (#"{"keywords": {"$elemMatch": {"name": "subject"}}}"#,
-             .field("keywords", [.elemMatch(.filter(.field("name", [.eq(.string("subject"))])))])),
-            (#"{"p": {"$elemMatch": {"$gte": 80, "$lt": 85}}}"#,
-             .field("p", [.elemMatch(.conditions([.gte(.number("80")), .lt(.number("85"))]))])),
-            (#"{"k": {"$elemMatch": {"$or": [{"v": 1}]}}}"#,
-             .field("k", [.elemMatch(.filter(.or([.field("v", [.eq(.number("1"))])])))])),
+            (
+                #"{"keywords": {"$elemMatch": {"name": "subject"}}}"#,
+                .field("keywords", [.elemMatch(.filter(.field("name", [.eq(.string("subject"))])))])
+            ),
+            (
+                #"{"p": {"$elemMatch": {"$gte": 80, "$lt": 85}}}"#,
+                .field("p", [.elemMatch(.conditions([.gte(.number("80")), .lt(.number("85"))]))])
+            ),
+            (
+                #"{"k": {"$elemMatch": {"$or": [{"v": 1}]}}}"#,
+                .field("k", [.elemMatch(.filter(.or([.field("v", [.eq(.number("1"))])])))])
+            ),
             (#"{"$text": {"$search": "Café"}}"#, .text("Café")),
             (#"{"headline": {"main": "X"}}"#, .field("headline", [.eq(.object([JSONMember(key: "main", value: .string("X"))]))])),
             (#"{"a": {}}"#, .field("a", [.eq(.object([]))])),
-            (#"{"a": [1, {"$gt": 1}]}"#, .field("a", [.eq(.array([.number("1"), .object([JSONMember(key: "$gt", value: .number("1"))])]))])),
+            (
+                #"{"a": [1, {"$gt": 1}]}"#,
+                .field("a", [.eq(.array([.number("1"), .object([JSONMember(key: "$gt", value: .number("1"))])]))])
+            ),
         ]
 
         @Test(arguments: cases)
@@ -649,10 +661,11 @@ extension FilterTests {
         }
 
         @Test func pathsListEveryFieldTheFilterReadsIncludingElemMatchSubpaths() throws {
-            let filter = try Filter(jsonText: #"""
-            {"_id": "A", "keywords": {"$elemMatch": {"name": "subject", "rank": {"$gt": 1}}},
-             "$or": [{"headline.main": "x"}, {"pub_date": null}], "$text": {"$search": "cafe"}}
-            """#)
+            let filter = try Filter(
+                jsonText: #"""
+                    {"_id": "A", "keywords": {"$elemMatch": {"name": "subject", "rank": {"$gt": 1}}},
+                     "$or": [{"headline.main": "x"}, {"pub_date": null}], "$text": {"$search": "cafe"}}
+                    """#)
             #expect(filter.paths == ["_id", "keywords", "keywords.name", "keywords.rank", "headline.main", "pub_date"])
             #expect(filter.hasTextSearch)
             #expect(try Filter(jsonText: #"{"$nor": [{"a": 1}, {"$text": {"$search": "x"}}]}"#).hasTextSearch)
@@ -673,8 +686,10 @@ extension FilterTests {
 extension FilterTests {
     @Suite struct DictionaryLiteral {
         static let cases: [(Filter, String, String)] = [
-            (["pub_date >=": "2015-07-01", "section_name": "Sports"],
-             #"{"pub_date": {"$gte": "2015-07-01"}, "section_name": "Sports"}"#, "F"),
+            (
+                ["pub_date >=": "2015-07-01", "section_name": "Sports"],
+                #"{"pub_date": {"$gte": "2015-07-01"}, "section_name": "Sports"}"#, "F"
+            ),
             (["section_name": "Sports"], #"{"section_name": "Sports"}"#, "CF"),
             (["section_name =": "Sports"], #"{"section_name": {"$eq": "Sports"}}"#, "CF"),
             (["word_count >": 500], #"{"word_count": {"$gt": 500}}"#, "ACF"),
@@ -694,8 +709,10 @@ extension FilterTests {
             (["pub_date >": "2015-07-01"], #"{"pub_date": {"$gt": "2015-07-01"}}"#, "BFI"),
             (["pub_date <=": "2015-07-01"], #"{"pub_date": {"$lte": "2015-07-01"}}"#, "ACDE"),
             (["pub_date  >=": "2019-02-15T00:00:00-05:00"], #"{"pub_date": {"$gte": "2019-02-15T05:00:00Z"}}"#, "FI"),
-            (["keywords.value": "Politics", "section_name": "World"],
-             #"{"keywords.value": "Politics", "section_name": "World"}"#, "D"),
+            (
+                ["keywords.value": "Politics", "section_name": "World"],
+                #"{"keywords.value": "Politics", "section_name": "World"}"#, "D"
+            ),
             (["headline.main ~": "SOCIETE"], #"{"headline.main": {"$regex": "soci[eé]t[eé]", "$options": "i"}}"#, "A"),
         ]
 
@@ -708,8 +725,12 @@ extension FilterTests {
 
         @Test func dictionaryLiteralBuildsTheSameModelAsTheJSONDocument() throws {
             let literal: Filter = ["pub_date >=": "2015-07-01", "section_name": "Sports"]
-            #expect(literal == .and([.field("pub_date", [.gte(.string("2015-07-01"))]),
-                                     .field("section_name", [.eq(.string("Sports"))])]))
+            #expect(
+                literal
+                    == .and([
+                        .field("pub_date", [.gte(.string("2015-07-01"))]),
+                        .field("section_name", [.eq(.string("Sports"))]),
+                    ]))
             #expect(literal == (try Filter(jsonText: #"{"pub_date": {"$gte": "2015-07-01"}, "section_name": "Sports"}"#)))
             let single: Filter = ["word_count >": 500]
             #expect(single == .field("word_count", [.gt(.number("500"))]))

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import ArchivistStore
 
 /// The grammar of `index.jsonl` and `journal.jsonl` lines (docs/FORMAT.md), decoded alone.
@@ -14,7 +15,8 @@ struct IndexFileTests {
         }
     }
 
-    static let entry = #"{"id":"a1","file":"docs/3f/a1.json","hash":"00ff00ff00ff00ff","size":12,"stored_at":"\#(stamp)","updated_at":"\#(stamp)","fields":{"section_name":"Sports"}}"#
+    static let entry =
+        #"{"id":"a1","file":"docs/3f/a1.json","hash":"00ff00ff00ff00ff","size":12,"stored_at":"\#(stamp)","updated_at":"\#(stamp)","fields":{"section_name":"Sports"}}"#
 
     @Test("an entry line decodes to its ID, hash, size, times and the span of its fields in the file")
     func entryLineDecodes() throws {
@@ -30,8 +32,9 @@ struct IndexFileTests {
 
     @Test("encoding an entry and decoding it gives it back, fields located where they were written")
     func entryRoundTrips() throws {
-        let original = IndexEntry(id: "nyt://article/ü \"q\"", hash: 42, size: 7, storedAt: Timestamp(milliseconds: 1),
-                                  updatedAt: Timestamp(milliseconds: 2), fields: .inline(Array(#"{"a":[1,{"b":"}"}]}"#.utf8)))
+        let original = IndexEntry(
+            id: "nyt://article/ü \"q\"", hash: 42, size: 7, storedAt: Timestamp(milliseconds: 1),
+            updatedAt: Timestamp(milliseconds: 2), fields: .inline(Array(#"{"a":[1,{"b":"}"}]}"#.utf8)))
         var batch = IndexFile.Batch()
         batch.append(original, fields: Array(#"{"a":[1,{"b":"}"}]}"#.utf8))
         batch.appendRemoval(of: "gone", at: Timestamp(milliseconds: 3))
@@ -54,7 +57,8 @@ struct IndexFileTests {
 
     @Test("members in any order, unknown members and white space are accepted")
     func lenientMemberOrder() throws {
-        let line = #" { "size" : 3 , "extra": [1, 2], "hash":"AbC", "id":"x", "updated_at":"\#(Self.stamp)", "stored_at":"\#(Self.stamp)" } "#
+        let line =
+            #" { "size" : 3 , "extra": [1, 2], "hash":"AbC", "id":"x", "updated_at":"\#(Self.stamp)", "stored_at":"\#(Self.stamp)" } "#
         guard case .entry(let entry)? = try Self.decode(line) else {
             Issue.record("not an entry")
             return
@@ -134,7 +138,8 @@ struct IndexFileTests {
     @Test("a garbage line makes the chunk unreadable at its line number, counting blank lines")
     func garbageLineNamesItsLine() {
         let text = Self.entry + "\n\n" + "not json\n" + Self.entry + "\n"
-        guard case .failure(.unreadable(let line, let reason)) = IndexFile.decodeLines(Array(text.utf8), baseOffset: 0, firstLine: 10) else {
+        guard case .failure(.unreadable(let line, let reason)) = IndexFile.decodeLines(Array(text.utf8), baseOffset: 0, firstLine: 10)
+        else {
             Issue.record("the garbage line was accepted")
             return
         }
@@ -151,8 +156,10 @@ struct IndexFileTests {
     func manyLinesInOrder() throws {
         var batch = IndexFile.Batch()
         for n in 0..<10_000 {
-            batch.append(IndexEntry(id: "id\(n)", hash: UInt64(n), size: n, storedAt: Timestamp(milliseconds: 0),
-                                    updatedAt: Timestamp(milliseconds: 0), fields: .inline([])), fields: Array(#"{"n":\#(n)}"#.utf8))
+            batch.append(
+                IndexEntry(
+                    id: "id\(n)", hash: UInt64(n), size: n, storedAt: Timestamp(milliseconds: 0),
+                    updatedAt: Timestamp(milliseconds: 0), fields: .inline([])), fields: Array(#"{"n":\#(n)}"#.utf8))
         }
         let chunk = try IndexFile.decodeLines(batch.bytes, baseOffset: 0, firstLine: 1).get()
         let ids = chunk.lines.map { line -> String in
@@ -173,7 +180,7 @@ struct IndexFileTests {
     }
 
     static let brokenJournals: [(text: String, ids: [String])] = [
-        ("{\"id\":\"a\"}\n{\"id\":\"b", ["a"]),              // torn last line
+        ("{\"id\":\"a\"}\n{\"id\":\"b", ["a"]),  // torn last line
         ("{\"id\":\"a\"}\ngarbage\n{\"id\":\"c\"}\n", ["a", "c"]),
         ("{\"id\":7}\n{\"id\":\"\"}\n[\"a\"]\n", []),
         ("", []),

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import ArchivistStore
 
 @Suite struct JSONParserTests {
@@ -55,20 +56,21 @@ import Testing
     @Test func prettyFormIsIndentedSortedAndEndsInANewline() throws {
         let value = try JSONParser.parse(#"{"b":[1,{"d":null,"c":"x/y"}],"a":{},"e":[]}"#)
         let pretty = String(decoding: JSONWriter.prettyBytes(value), as: UTF8.self)
-        #expect(pretty == """
-        {
-          "a": {},
-          "b": [
-            1,
-            {
-              "c": "x/y",
-              "d": null
-            }
-          ],
-          "e": []
-        }
+        #expect(
+            pretty == """
+                {
+                  "a": {},
+                  "b": [
+                    1,
+                    {
+                      "c": "x/y",
+                      "d": null
+                    }
+                  ],
+                  "e": []
+                }
 
-        """)
+                """)
         #expect(try JSONParser.parse(pretty) == value)
     }
 

@@ -1,8 +1,9 @@
+import ArchivistClient
+import ArchivistTestSupport
 import Foundation
 import Testing
-import ArchivistClient
+
 @testable import ArchivistStore
-import ArchivistTestSupport
 
 /// Crash and power-loss tests: every write of an import, an update, a removal and a compaction is
 /// in turn the point where the process dies; the file system then forgets what was not synced, and
@@ -31,25 +32,42 @@ struct PowerLossTests {
         let section = sections[n % sections.count]
         return .object(sorting: [
             JSONMember(key: "_id", value: .string(articleID(n))),
-            JSONMember(key: "abstract", value: .string("Abstract of article \(n), revision \(revision): \(String(repeating: "é", count: n % 5))")),
-            JSONMember(key: "byline", value: .object(sorting: [
-                JSONMember(key: "original", value: .string("By Reporter \(n % 7)")),
-                JSONMember(key: "person", value: .array([.object(sorting: [
-                    JSONMember(key: "firstname", value: .string("Reporter")),
-                    JSONMember(key: "lastname", value: .string("\(n % 7)")),
-                ])])),
-            ])),
+            JSONMember(
+                key: "abstract", value: .string("Abstract of article \(n), revision \(revision): \(String(repeating: "é", count: n % 5))")),
+            JSONMember(
+                key: "byline",
+                value: .object(sorting: [
+                    JSONMember(key: "original", value: .string("By Reporter \(n % 7)")),
+                    JSONMember(
+                        key: "person",
+                        value: .array([
+                            .object(sorting: [
+                                JSONMember(key: "firstname", value: .string("Reporter")),
+                                JSONMember(key: "lastname", value: .string("\(n % 7)")),
+                            ])
+                        ])),
+                ])),
             JSONMember(key: "document_type", value: .string("article")),
-            JSONMember(key: "headline", value: .object(sorting: [
-                JSONMember(key: "main", value: .string("Headline \(n), revision \(revision)")),
-                JSONMember(key: "print_headline", value: revision == 0 ? .null : .string("Print \(n)")),
-            ])),
-            JSONMember(key: "keywords", value: .array([
-                .object(sorting: [JSONMember(key: "name", value: .string("subject")), JSONMember(key: "value", value: .string("Topic \(n % 4)"))]),
-                .object(sorting: [JSONMember(key: "name", value: .string("glocations")), JSONMember(key: "value", value: .string("Place \(n % 3)"))]),
-            ])),
+            JSONMember(
+                key: "headline",
+                value: .object(sorting: [
+                    JSONMember(key: "main", value: .string("Headline \(n), revision \(revision)")),
+                    JSONMember(key: "print_headline", value: revision == 0 ? .null : .string("Print \(n)")),
+                ])),
+            JSONMember(
+                key: "keywords",
+                value: .array([
+                    .object(sorting: [
+                        JSONMember(key: "name", value: .string("subject")), JSONMember(key: "value", value: .string("Topic \(n % 4)")),
+                    ]),
+                    .object(sorting: [
+                        JSONMember(key: "name", value: .string("glocations")), JSONMember(key: "value", value: .string("Place \(n % 3)")),
+                    ]),
+                ])),
             JSONMember(key: "news_desk", value: .string(section)),
-            JSONMember(key: "pub_date", value: .string("2024-01-\(hex(n % 28 + 1, width: 2).replacingOccurrences(of: "a", with: "1"))T05:00:00+0000")),
+            JSONMember(
+                key: "pub_date",
+                value: .string("2024-01-\(hex(n % 28 + 1, width: 2).replacingOccurrences(of: "a", with: "1"))T05:00:00+0000")),
             JSONMember(key: "section_name", value: .string(section)),
             JSONMember(key: "type_of_material", value: .string("News")),
             JSONMember(key: "web_url", value: .string("https://www.nytimes.com/2024/01/\(n)/article-\(n).html")),
@@ -100,10 +118,13 @@ struct PowerLossTests {
 
         mutating func upsert(_ name: String, _ batch: [JSONValue]) {
             for document in batch { documents[document["_id"]!.stringValue!] = document }
-            steps.append(Step(name: name, run: { store in
-                let results = try store.upsert(batch)
-                for result in results { _ = try result.outcome.get() }
-            }, after: documents))
+            steps.append(
+                Step(
+                    name: name,
+                    run: { store in
+                        let results = try store.upsert(batch)
+                        for result in results { _ = try result.outcome.get() }
+                    }, after: documents))
         }
 
         mutating func put(_ document: JSONValue) {
@@ -125,9 +146,12 @@ struct PowerLossTests {
                 case .remove(let id): documents[id] = nil
                 }
             }
-            steps.append(Step(name: name, run: { store in
-                for outcome in try store.commit(operations) { _ = try outcome.get() }
-            }, after: documents))
+            steps.append(
+                Step(
+                    name: name,
+                    run: { store in
+                        for outcome in try store.commit(operations) { _ = try outcome.get() }
+                    }, after: documents))
         }
 
         mutating func compact() {
@@ -160,14 +184,16 @@ struct PowerLossTests {
         steps.put(article(17, revision: 1))
         steps.put(article(4, revision: 1))
         steps.upsert("update batch", stride(from: 0, to: 30, by: 3).map { article($0, revision: 2) } + [article(30), article(1)])
-        steps.commit("mixed batch", [
-            .put(id: articleID(5), document: article(5, revision: 3)),
-            .remove(id: articleID(8)),
-            .put(id: articleID(9), document: article(9, revision: 3)),
-            .remove(id: articleID(9)),
-            .remove(id: articleID(10)),
-            .put(id: articleID(10), document: article(10, revision: 3)),
-        ])
+        steps.commit(
+            "mixed batch",
+            [
+                .put(id: articleID(5), document: article(5, revision: 3)),
+                .remove(id: articleID(8)),
+                .put(id: articleID(9), document: article(9, revision: 3)),
+                .remove(id: articleID(9)),
+                .remove(id: articleID(10)),
+                .put(id: articleID(10), document: article(10, revision: 3)),
+            ])
         return Scenario(name: "update", setup: setup.steps, steps: steps.steps)
     }
 
@@ -297,8 +323,10 @@ struct PowerLossTests {
     /// its in-flight one (nil: absent). Returns whether the documents that differ between the two
     /// states came back old, new or mixed.
     @discardableResult
-    static func verify(_ model: FaultInjectingFileSystem, onDisk: Bool, acknowledged: Documents, inFlight: Documents?,
-                       universe: Set<String>, context: String) throws -> Landing {
+    static func verify(
+        _ model: FaultInjectingFileSystem, onDisk: Bool, acknowledged: Documents, inFlight: Documents?,
+        universe: Set<String>, context: String
+    ) throws -> Landing {
         let root = temporaryFolder()
         defer { if onDisk { try? FileManager.default.removeItem(atPath: root) } }
         let folder: String
@@ -341,7 +369,9 @@ struct PowerLossTests {
                 sawNew = true
             } else {
                 let describe = { (value: [UInt8]?) in value.map { "\($0.count) bytes" } ?? "absent" }
-                Issue.record("\(context): \(id) is \(describe(bytes)), neither its acknowledged version (\(describe(old))) nor its new one (\(describe(new)))")
+                Issue.record(
+                    "\(context): \(id) is \(describe(bytes)), neither its acknowledged version (\(describe(old))) nor its new one (\(describe(new)))"
+                )
             }
         }
         switch (sawOld, sawNew) {
@@ -376,9 +406,15 @@ struct PowerLossTests {
                     aftermath.apply(to: crashed.fileSystem)
                     let inFlight = crashed.completed < scenario.steps.count ? scenario.state(after: crashed.completed + 1) : nil
                     context += " (during '\(inFlight == nil ? "-" : scenario.steps[crashed.completed].name)')"
-                    let landing = try verify(crashed.fileSystem, onDisk: aftermath.onDisk, acknowledged: scenario.state(after: crashed.completed),
-                                             inFlight: inFlight, universe: scenario.universe, context: context)
-                    let kind = switch aftermath { case .powerLoss: "power loss"; case .killed: "killed"; case .writeback: "writeback" }
+                    let landing = try verify(
+                        crashed.fileSystem, onDisk: aftermath.onDisk, acknowledged: scenario.state(after: crashed.completed),
+                        inFlight: inFlight, universe: scenario.universe, context: context)
+                    let kind =
+                        switch aftermath {
+                        case .powerLoss: "power loss";
+                        case .killed: "killed";
+                        case .writeback: "writeback"
+                        }
                     landings[kind, default: [:]][landing, default: 0] += 1
                 } catch {
                     Issue.record("\(context): \(error)")
@@ -389,14 +425,16 @@ struct PowerLossTests {
             let counts = landings[kind] ?? [:]
             return "\(kind): old \(counts[.old] ?? 0), new \(counts[.new] ?? 0), mixed \(counts[.mixed] ?? 0), same \(counts[.none] ?? 0)"
         }.joined(separator: "; ")
-        print("PowerLoss \(scenario.name): \(count) crash points, each with a power loss (on disk), a kill and "
-              + "\(writebackSeedsPerCrashPoint) partial writebacks; the in-flight call came back \(summary)")
+        print(
+            "PowerLoss \(scenario.name): \(count) crash points, each with a power loss (on disk), a kill and "
+                + "\(writebackSeedsPerCrashPoint) partial writebacks; the in-flight call came back \(summary)")
     }
 
     // MARK: Tests
 
-    @Test("a crash at any point of an import, update, removal or compaction keeps each document old or new",
-          arguments: scenarioNames)
+    @Test(
+        "a crash at any point of an import, update, removal or compaction keeps each document old or new",
+        arguments: scenarioNames)
     func crashDuringCalls(_ name: String) throws {
         try Self.exerciseEveryCrashPoint(Self.scenario(named: name))
     }
@@ -408,8 +446,9 @@ struct PowerLossTests {
         #expect(clean.completed == scenario.steps.count && !clean.threw)
         clean.fileSystem.simulatePowerLoss()
         let final = scenario.state(after: scenario.steps.count)
-        try Self.verify(clean.fileSystem, onDisk: true, acknowledged: final, inFlight: nil, universe: scenario.universe,
-                        context: "\(name), power loss after acknowledgement")
+        try Self.verify(
+            clean.fileSystem, onDisk: true, acknowledged: final, inFlight: nil, universe: scenario.universe,
+            context: "\(name), power loss after acknowledgement")
         // The durable state alone, read through the model itself, already holds every document.
         let store = try DocumentStore(folder: Self.dataFolder, schema: .nyt, fileSystem: clean.fileSystem)
         #expect(Set(try store.entries().map(\.id)) == Set(final.keys))
@@ -441,7 +480,8 @@ struct PowerLossTests {
                 firstWithRecovery += 1
                 for second in 1...recoveryOperations {
                     for secondAftermath in [Aftermath.powerLoss, .writeback(UInt64(first * 1000 + second))] {
-                        let context = "recovery: crash at \(first) of \(count), \(firstAftermath); "
+                        let context =
+                            "recovery: crash at \(first) of \(count), \(firstAftermath); "
                             + "crash in recovery at \(second) of \(recoveryOperations), \(secondAftermath)"
                         do {
                             let crashed = try Self.run(scenario, from: start, crashPoint: first)
@@ -452,9 +492,10 @@ struct PowerLossTests {
                             }
                             secondAftermath.apply(to: crashed.fileSystem)
                             // Checked on disk once per first crash point, on the model otherwise.
-                            try Self.verify(crashed.fileSystem, onDisk: second == recoveryOperations && secondAftermath.onDisk,
-                                            acknowledged: scenario.state(after: 0), inFlight: scenario.state(after: 1),
-                                            universe: scenario.universe, context: context)
+                            try Self.verify(
+                                crashed.fileSystem, onDisk: second == recoveryOperations && secondAftermath.onDisk,
+                                acknowledged: scenario.state(after: 0), inFlight: scenario.state(after: 1),
+                                universe: scenario.universe, context: context)
                         } catch {
                             Issue.record("\(context): \(error)")
                         }
@@ -463,8 +504,9 @@ struct PowerLossTests {
                 }
             }
         }
-        print("PowerLoss recovery: \(count) crash points in the batch; \(firstWithRecovery) of the resulting states needed "
-              + "recovery, which was crashed at each of its operations (\(exercised) double crashes)")
+        print(
+            "PowerLoss recovery: \(count) crash points in the batch; \(firstWithRecovery) of the resulting states needed "
+                + "recovery, which was crashed at each of its operations (\(exercised) double crashes)")
         #expect(exercised > 0)
     }
 

@@ -1,7 +1,8 @@
+import ArchivistClient
+import ArchivistTestSupport
 import Foundation
 import Testing
-import ArchivistTestSupport
-import ArchivistClient
+
 @testable import ArchivistStore
 
 // A differential test of the query layer: random filters, sorts and facets are answered by the
@@ -224,13 +225,17 @@ fileprivate struct QueryGenerator {
     let words: [String]
 
     /// Projected paths, each with its weight in the draw.
-    static let projectedPaths = ["pub_date", "pub_date", "section_name", "section_name", "news_desk", "word_count", "word_count",
-                                 "headline.main", "keywords.value", "keywords.value", "byline.original", "_id",
-                                 "document_type", "type_of_material", "abstract"]
+    static let projectedPaths = [
+        "pub_date", "pub_date", "section_name", "section_name", "news_desk", "word_count", "word_count",
+        "headline.main", "keywords.value", "keywords.value", "byline.original", "_id",
+        "document_type", "type_of_material", "abstract",
+    ]
     /// Paths outside the projection: the store answers by reading the documents.
     static let unprojectedPaths = ["subsection_name", "source", "print_page", "headline.kicker", "keywords.name"]
-    static let sortPaths = ["pub_date", "word_count", "section_name", "news_desk", "headline.main", "keywords.value",
-                            "byline.original", "_id", "abstract"]
+    static let sortPaths = [
+        "pub_date", "word_count", "section_name", "news_desk", "headline.main", "keywords.value",
+        "byline.original", "_id", "abstract",
+    ]
     static let oddities: [JSONValue] = [
         .null, .bool(true), .bool(false), .string(""), .number("0"), .number("-0"), .number("0.0"), .number("879"),
         .string("879"), .string("Sports"), .string("sports"), .string("2015-07-01"), .string("2019-02-15T05:00:00Z"),
@@ -260,7 +265,9 @@ fileprivate struct QueryGenerator {
             for path in ["headline.main", "keywords.value", "abstract"] {
                 for value in document.values(atPath: path) {
                     for text in TextSearch.strings(in: value) {
-                        for word in text.split(whereSeparator: { $0 == " " || $0 == "," || $0 == "(" || $0 == ")" }) { wordSet.insert(String(word)) }
+                        for word in text.split(whereSeparator: { $0 == " " || $0 == "," || $0 == "(" || $0 == ")" }) {
+                            wordSet.insert(String(word))
+                        }
                     }
                 }
             }
@@ -405,7 +412,9 @@ fileprivate struct QueryGenerator {
     /// One to three words of the stored text, or a word no document holds.
     mutating func textSearch() -> String {
         if dice.chance(10) {
-            return dice.pick(["zzyzx", "", "   ", "’s", "Café", "cafe societe", "ZÜRICH", "trumps", "Trump's", "rocknroll", "its", "obrien", "o'brien"])
+            return dice.pick([
+                "zzyzx", "", "   ", "’s", "Café", "cafe societe", "ZÜRICH", "trumps", "Trump's", "rocknroll", "its", "obrien", "o'brien",
+            ])
         }
         var terms: [String] = []
         for _ in 0..<(1 + dice.below(dice.chance(70) ? 1 : 3)) {
@@ -494,7 +503,8 @@ fileprivate func describeDifference(_ actual: [(value: JSONValue, count: Int)], 
     let a = actual.map(show), e = expected.map(show)
     let onlyActual = a.filter { !e.contains($0) }, onlyExpected = e.filter { !a.contains($0) }
     if onlyActual.isEmpty && onlyExpected.isEmpty { return "same entries in another order: \(a.prefix(20))" }
-    return "only the store has \(onlyActual.prefix(10))\(onlyActual.count > 10 ? " (+\(onlyActual.count - 10))" : ""); only the scan has \(onlyExpected.prefix(10))\(onlyExpected.count > 10 ? " (+\(onlyExpected.count - 10))" : "")"
+    return
+        "only the store has \(onlyActual.prefix(10))\(onlyActual.count > 10 ? " (+\(onlyActual.count - 10))" : ""); only the scan has \(onlyExpected.prefix(10))\(onlyExpected.count > 10 ? " (+\(onlyExpected.count - 10))" : "")"
 }
 
 // MARK: - Tests
@@ -519,23 +529,29 @@ fileprivate func describeDifference(_ actual: [(value: JSONValue, count: Int)], 
             // A text search without a sort comes by relevance; anything else by ID.
             let actual = filter.hasTextSearch ? byBytes(result.ids) : result.ids
             if actual != expected {
-                mismatches.record("seed \(seed) round \(round): find(\(filter)) differs from the scan: \(difference(actual, expected)) (found \(actual.count), scan \(expected.count), read from disk for \(result.scannedPaths))")
+                mismatches.record(
+                    "seed \(seed) round \(round): find(\(filter)) differs from the scan: \(difference(actual, expected)) (found \(actual.count), scan \(expected.count), read from disk for \(result.scannedPaths))"
+                )
                 continue
             }
             if result.total != expected.count {
-                mismatches.record("seed \(seed) round \(round): find(\(filter)).total is \(result.total), the scan matched \(expected.count)")
+                mismatches.record(
+                    "seed \(seed) round \(round): find(\(filter)).total is \(result.total), the scan matched \(expected.count)")
                 continue
             }
             let counted = try fixture.store.count(matching: filter)
             if counted.count != expected.count {
-                mismatches.record("seed \(seed) round \(round): count(matching: \(filter)) is \(counted.count), the scan matched \(expected.count)")
+                mismatches.record(
+                    "seed \(seed) round \(round): count(matching: \(filter)) is \(counted.count), the scan matched \(expected.count)")
             }
             if filter.hasTextSearch, freshSearches < 12 {
                 // The first text search of a freshly opened store may take another path than later ones.
                 freshSearches += 1
                 let fresh = try openStore(in: fixture.folder).find(Query(filter: filter))
                 if byBytes(fresh.ids) != expected {
-                    mismatches.record("seed \(seed) round \(round): find(\(filter)) as the first query of a freshly opened store differs from the scan: \(difference(byBytes(fresh.ids), expected))")
+                    mismatches.record(
+                        "seed \(seed) round \(round): find(\(filter)) as the first query of a freshly opened store differs from the scan: \(difference(byBytes(fresh.ids), expected))"
+                    )
                 }
             }
         }
@@ -554,7 +570,9 @@ fileprivate func describeDifference(_ actual: [(value: JSONValue, count: Int)], 
         let rounds = 120
         for round in 0..<rounds {
             // Broad filters half the time, so that small windows walk the sorted index.
-            let filter = generator.dice.chance(50) ? (generator.dice.chance(50) ? .all : .field("pub_date", [.exists(true)])) : generator.filter(depth: 1)
+            let filter =
+                generator.dice.chance(50)
+                ? (generator.dice.chance(50) ? .all : .field("pub_date", [.exists(true)])) : generator.filter(depth: 1)
             let sort = generator.sort()
             let skip = generator.dice.chance(60) ? 0 : generator.dice.below(30)
             let limit: Int? = generator.dice.chance(20) ? nil : 1 + generator.dice.below(generator.dice.chance(50) ? 10 : 80)
@@ -570,10 +588,15 @@ fileprivate func describeDifference(_ actual: [(value: JSONValue, count: Int)], 
                         let position = fixture.ids.firstIndex(of: id)!
                         return values[path]![position].map(JSONWriter.compactString) ?? "missing"
                     }
-                    let shown = sort.map { key in "\(key.path): found \(value(result.ids[at], key.path)) vs expected \(value(expected[at], key.path))" }
-                    firstDifference = "; first difference at \(at): found \(result.ids[at]), expected \(expected[at]) (\(shown.joined(separator: "; ")))"
+                    let shown = sort.map { key in
+                        "\(key.path): found \(value(result.ids[at], key.path)) vs expected \(value(expected[at], key.path))"
+                    }
+                    firstDifference =
+                        "; first difference at \(at): found \(result.ids[at]), expected \(expected[at]) (\(shown.joined(separator: "; ")))"
                 }
-                mismatches.record("seed \(seed) round \(round): find(Query(filter: \(filter), sort: [\(keys)], skip: \(skip), limit: \(limit.map(String.init) ?? "nil"))) differs from the sorted scan: \(difference(result.ids, expected)), total \(result.total) vs \(matches.count)\(firstDifference)")
+                mismatches.record(
+                    "seed \(seed) round \(round): find(Query(filter: \(filter), sort: [\(keys)], skip: \(skip), limit: \(limit.map(String.init) ?? "nil"))) differs from the sorted scan: \(difference(result.ids, expected)), total \(result.total) vs \(matches.count)\(firstDifference)"
+                )
             }
         }
         mismatches.summarize("sorted queries", of: rounds)
@@ -584,19 +607,24 @@ fileprivate func describeDifference(_ actual: [(value: JSONValue, count: Int)], 
         let fixture = try QueryFixture(seed: seed, count: Self.documentCount)
         var generator = QueryGenerator(seed: seed ^ 0xFACE7, documents: fixture.documents)
         var mismatches = Mismatches()
-        let paths = ["section_name", "news_desk", "word_count", "keywords.value", "byline.original", "pub_date",
-                     "headline.main", "document_type", "type_of_material", "subsection_name", "source"]
+        let paths = [
+            "section_name", "news_desk", "word_count", "keywords.value", "byline.original", "pub_date",
+            "headline.main", "document_type", "type_of_material", "subsection_name", "source",
+        ]
         let rounds = 50
         for round in 0..<rounds {
             let path = generator.dice.pick(paths)
             let filter = generator.dice.chance(30) ? Filter.all : generator.filter(depth: 1)
             let limit: Int? = generator.dice.chance(50) ? nil : 1 + generator.dice.below(12)
-            let matching = zip(fixture.ids, fixture.documents).filter { filter.matches($0.1, textSearch: StoreSchema.nyt.textSearch) }.map(\.1)
+            let matching = zip(fixture.ids, fixture.documents).filter { filter.matches($0.1, textSearch: StoreSchema.nyt.textSearch) }.map(
+                \.1)
             let expected = referenceFacet(matching, path: path, limit: limit)
             let actual = try fixture.store.facet(path, matching: filter, limit: limit).values
             let same = actual.count == expected.count && zip(actual, expected).allSatisfy { $0.value == $1.value && $0.count == $1.count }
             if !same {
-                mismatches.record("seed \(seed) round \(round): facet(\"\(path)\", matching: \(filter), limit: \(limit.map(String.init) ?? "nil")) differs from counting the scan: \(describeDifference(actual, expected))")
+                mismatches.record(
+                    "seed \(seed) round \(round): facet(\"\(path)\", matching: \(filter), limit: \(limit.map(String.init) ?? "nil")) differs from counting the scan: \(describeDifference(actual, expected))"
+                )
             }
         }
         mismatches.summarize("facets", of: rounds)
@@ -646,7 +674,8 @@ extension QueryDifferentialTests {
         }
         // Facets among the matches count each document once.
         let facet = try small.store.facet("keywords.value", matching: .field("keywords.value", [.gt(.string("A"))])).values
-        #expect(facet.map { "\(JSONWriter.compactString($0.value))=\($0.count)" } == [#""Elections"=2"#, #""Baseball"=1"#, #""Refugees"=1"#])
+        #expect(
+            facet.map { "\(JSONWriter.compactString($0.value))=\($0.count)" } == [#""Elections"=2"#, #""Baseball"=1"#, #""Refugees"=1"#])
     }
 
     @Test("equality with -0 finds the documents holding 0, as the scan does")
@@ -657,7 +686,9 @@ extension QueryDifferentialTests {
             #"{"_id": "one", "word_count": 1}"#,
         ])
         for literal in ["0", "-0", "0.0", "-0.0", "0e5"] {
-            for filter in [Filter.field("word_count", [.eq(.number(literal))]), .field("word_count", [.in([.number(literal), .number("7")])])] {
+            for filter in [
+                Filter.field("word_count", [.eq(.number(literal))]), .field("word_count", [.in([.number(literal), .number("7")])]),
+            ] {
                 let expected = small.scan(filter)
                 #expect(expected == ["negative-zero", "zero"])
                 #expect(try small.store.find(Query(filter: filter)).ids == expected, "find(\(filter))")
@@ -702,10 +733,13 @@ extension QueryDifferentialTests {
             let sort = [SortKey("keywords.value", descending: descending)]
             let whole = try small.store.find(Query(sort: sort)).ids
             let window = try small.store.find(Query(sort: sort, limit: 3)).ids
-            #expect(window == Array(whole.prefix(3)), "sorted \(descending ? "descending" : "ascending"): limit 3 gives \(window), the whole sort starts \(whole.prefix(3))")
+            #expect(
+                window == Array(whole.prefix(3)),
+                "sorted \(descending ? "descending" : "ascending"): limit 3 gives \(window), the whole sort starts \(whole.prefix(3))")
             let values = small.documents.map { sortValue($0, "keywords.value") }
             let ids = small.documents.map { $0["_id"]!.stringValue! }
-            let expected = referenceOrder(Array(ids.indices), ids: ids, values: ["keywords.value": values], query: Query(sort: sort, limit: 3))
+            let expected = referenceOrder(
+                Array(ids.indices), ids: ids, values: ["keywords.value": values], query: Query(sort: sort, limit: 3))
             #expect(window == expected, "sorted \(descending ? "descending" : "ascending") with limit 3")
         }
     }

@@ -1,6 +1,7 @@
+import ArchivistClient
 import Foundation
 import Testing
-import ArchivistClient
+
 @testable import ArchivistStore
 
 /// Side files (saved searches, the API request counter) are written whole under the lock, checked

@@ -2,6 +2,7 @@ import ArchivistClient
 import ArchivistTestSupport
 import Foundation
 import Testing
+
 @testable import ArchivistStore
 
 /// The snapshot file (`index.snapshot`): its container refuses damaged bytes, and its structures,
@@ -50,15 +51,21 @@ struct SnapshotTests {
             let field = try #require(try f.snapshot.field(path))
             for descending in [false, true] {
                 var expected: [UInt32] = []
-                sorted.walk(descending: descending) { expected.append(UInt32($0)); return true }
+                sorted.walk(descending: descending) {
+                    expected.append(UInt32($0)); return true
+                }
                 var actual: [UInt32] = []
-                try field.walk(descending: descending) { actual.append($0); return true }
+                try field.walk(descending: descending) {
+                    actual.append($0); return true
+                }
                 #expect(actual == expected, "\(path) descending: \(descending)")
             }
             #expect(field.hasNestedArrays == sorted.hasNestedArrays, "\(path)")
             // A walk stops when asked.
             var visited = 0
-            try field.walk(descending: true) { _ in visited += 1; return visited < 3 }
+            try field.walk(descending: true) { _ in
+                visited += 1; return visited < 3
+            }
             #expect(visited == min(3, f.index.count))
         }
     }
@@ -158,7 +165,9 @@ struct SnapshotTests {
                 var bytes = (0..<length).map { _ in UInt8(truncatingIfNeeded: dice.next()) }
                 if length >= 8 { withUnsafeBytes(of: SnapshotFile.magic.littleEndian) { bytes.replaceSubrange(0..<8, with: $0) } }
                 if length >= 136 {
-                    withUnsafeBytes(of: SnapshotFile.magic.littleEndian) { bytes.replaceSubrange((length - 128)..<(length - 120), with: $0) }
+                    withUnsafeBytes(of: SnapshotFile.magic.littleEndian) {
+                        bytes.replaceSubrange((length - 128)..<(length - 120), with: $0)
+                    }
                 }
                 #expect(throws: SnapshotDamage.self) { try MappedSnapshot(SnapshotReader(FileBytes(bytes))) }
             }

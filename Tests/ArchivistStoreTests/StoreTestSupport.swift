@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import ArchivistStore
 
 /// A fresh folder under the system temp folder, removed when the test ends.
@@ -7,7 +8,8 @@ final class TemporaryFolder {
     let path: String
 
     init() {
-        path = FileManager.default.temporaryDirectory
+        path =
+            FileManager.default.temporaryDirectory
             .appendingPathComponent("archivist-store-tests-\(UUID().uuidString)").path
         try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
     }

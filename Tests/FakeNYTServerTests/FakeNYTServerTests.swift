@@ -1,10 +1,11 @@
 import ArchivistStore
 import ArchivistTestSupport
 import Foundation
+import Testing
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Testing
 
 // Tests of the fake NYT Article Search server, over real sockets with URLSession, and of the
 // date-range corpus generator it is usually fed with.
@@ -64,8 +65,10 @@ func encode(_ text: String) -> String {
 }
 
 /// GETs `path` on `server` with `query` (the key `test-key` is added unless `key` says otherwise).
-func fetch(_ server: FakeNYTServer, _ query: [String: String] = [:], key: String? = "test-key",
-           path: String = FakeNYTServer.searchPath) async throws -> Reply {
+func fetch(
+    _ server: FakeNYTServer, _ query: [String: String] = [:], key: String? = "test-key",
+    path: String = FakeNYTServer.searchPath
+) async throws -> Reply {
     var parameters = query
     if let key { parameters["api-key"] = key }
     let queryText = parameters.sorted { $0.key < $1.key }.map { "\(encode($0.key))=\(encode($0.value))" }.joined(separator: "&")
@@ -80,14 +83,20 @@ func fetch(_ server: FakeNYTServer, _ query: [String: String] = [:], key: String
 }
 
 /// A hand-made document with the fields the search looks at.
-func document(_ id: String, _ pubDate: String, headline: String = "Plain Headline", abstract: String? = nil,
-              snippet: String? = nil, lead: String? = nil, section: String = "World", desk: String? = "Foreign",
-              material: String = "News", type: String = "article", source: String = "The New York Times") -> JSONValue {
+func document(
+    _ id: String, _ pubDate: String, headline: String = "Plain Headline", abstract: String? = nil,
+    snippet: String? = nil, lead: String? = nil, section: String = "World", desk: String? = "Foreign",
+    material: String = "News", type: String = "article", source: String = "The New York Times"
+) -> JSONValue {
     var members = [
         JSONMember(key: "_id", value: .string(id)),
         JSONMember(key: "pub_date", value: .string(pubDate)),
-        JSONMember(key: "headline", value: .object(sorting: [JSONMember(key: "main", value: .string(headline)),
-                                                             JSONMember(key: "kicker", value: .null)])),
+        JSONMember(
+            key: "headline",
+            value: .object(sorting: [
+                JSONMember(key: "main", value: .string(headline)),
+                JSONMember(key: "kicker", value: .null),
+            ])),
         JSONMember(key: "section_name", value: .string(section)),
         JSONMember(key: "news_desk", value: desk.map { .string($0) } ?? .null),
         JSONMember(key: "type_of_material", value: .string(material)),
@@ -204,8 +213,10 @@ struct FakeNYTSearchTests {
         #expect(try await fetch(server, ["fq": "news_desk:Foreign", "q": "plain"]).ids() == ["a"])
     }
 
-    @Test(arguments: [#"headline.main:"Jury""#, "section_name:(World)", #"section_name:"World" OR news_desk:"Foreign""#,
-                      #"section_name:"World"AND news_desk:"Foreign""#, "section_name:", #"pub_year:"2020""#, #"section_name:("World""#])
+    @Test(arguments: [
+        #"headline.main:"Jury""#, "section_name:(World)", #"section_name:"World" OR news_desk:"Foreign""#,
+        #"section_name:"World"AND news_desk:"Foreign""#, "section_name:", #"pub_year:"2020""#, #"section_name:("World""#,
+    ])
     func unsupportedFilterSyntaxIsRejectedWith400(fq: String) async throws {
         let server = try FakeNYTServer(documents: numberedDocuments(2))
         let reply = try await fetch(server, ["fq": fq])
@@ -253,7 +264,9 @@ struct FakeNYTSearchTests {
 
     @Test func paginationUnderNewestIsStableAndComplete() async throws {
         // Many documents share a date: ties are broken by _id, so pages neither repeat nor skip.
-        let documents = (0..<35).map { document(String(format: "t%02d", $0), $0 % 2 == 0 ? "2020-01-01T00:00:00Z" : "2020-01-02T00:00:00Z") }
+        let documents = (0..<35).map {
+            document(String(format: "t%02d", $0), $0 % 2 == 0 ? "2020-01-01T00:00:00Z" : "2020-01-02T00:00:00Z")
+        }
         let server = try FakeNYTServer(documents: documents)
         var seen: [String] = []
         for page in 0..<4 { seen += try await fetch(server, ["sort": "newest", "page": String(page)]).ids() }
@@ -314,7 +327,9 @@ struct FakeNYTFaultTests {
         let server = try FakeNYTServer(documents: numberedDocuments(2), apiKey: "right")
         let reply = try await fetch(server, key: "wrong")
         #expect(reply.status == 401)
-        #expect(try reply.json() == JSONParser.parse(#"{"fault":{"faultstring":"Invalid ApiKey","detail":{"errorcode":"oauth.v2.InvalidApiKey"}}}"#))
+        #expect(
+            try reply.json()
+                == JSONParser.parse(#"{"fault":{"faultstring":"Invalid ApiKey","detail":{"errorcode":"oauth.v2.InvalidApiKey"}}}"#))
         #expect(try await fetch(server, key: "right").status == 200)
     }
 
@@ -438,8 +453,11 @@ struct FakeNYTFaultTests {
         let requests = server.requests
         #expect(requests.count == 2)
         #expect(requests.first?.path == FakeNYTServer.searchPath)
-        #expect(requests.first?.query == ["q": "café & crème+brûlée", "fq": #"news_desk:("Sports" "Foreign")"#, "page": "0",
-                                          "api-key": "test-key"])
+        #expect(
+            requests.first?.query == [
+                "q": "café & crème+brûlée", "fq": #"news_desk:("Sports" "Foreign")"#, "page": "0",
+                "api-key": "test-key",
+            ])
         #expect(requests.first?.fault == .serverError)
         #expect(requests.last?.query["begin_date"] == "20200101")
         #expect(requests.last?.fault == nil)
@@ -543,7 +561,9 @@ struct ArticleGeneratorCorpusTests {
     }
 
     @Test func aDayRangeOfOneDayAndReversedOrInvalidBoundsStillGiveValidDates() throws {
-        for date in ArticleGenerator.corpus(count: 40, seed: 3, from: "2021-07-04", to: "2021-07-04").compactMap({ $0["pub_date"]?.stringValue }) {
+        for date in ArticleGenerator.corpus(count: 40, seed: 3, from: "2021-07-04", to: "2021-07-04").compactMap({
+            $0["pub_date"]?.stringValue
+        }) {
             #expect(date.hasPrefix("2021-07-04T"))
         }
         let reversed = ArticleGenerator.corpus(count: 20, seed: 3, from: "2021-07-05", to: "2021-07-04")
@@ -628,8 +648,10 @@ struct FakeNYTProgramTests {
     @Test func programServesPrintsItsAddressAndStopsOnSIGTERM() async throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try #require(fakeNYTBinary))
-        process.arguments = ["--docs", "25", "--seed", "4", "--from", "2021-01-01", "--to", "2021-01-31", "--key", "k",
-                             "--envelope", "metadata", "--fault", "429,docsnull"]
+        process.arguments = [
+            "--docs", "25", "--seed", "4", "--from", "2021-01-01", "--to", "2021-01-31", "--key", "k",
+            "--envelope", "metadata", "--fault", "429,docsnull",
+        ]
         let output = Pipe()
         process.standardOutput = output
         try process.run()
@@ -653,8 +675,10 @@ struct FakeNYTProgramTests {
         #expect(process.terminationStatus == 0)
     }
 
-    @Test(arguments: [["--bogus"], ["--port"], ["--docs", "many"], ["--from", "2021-13-01"], ["--fault", "418"],
-                      ["--envelope", "json"], ["--from", "2021-02-01", "--to", "2021-01-01"]])
+    @Test(arguments: [
+        ["--bogus"], ["--port"], ["--docs", "many"], ["--from", "2021-13-01"], ["--fault", "418"],
+        ["--envelope", "json"], ["--from", "2021-02-01", "--to", "2021-01-01"],
+    ])
     func badUsageExits64WithOneLineOnStandardError(arguments: [String]) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try #require(fakeNYTBinary))

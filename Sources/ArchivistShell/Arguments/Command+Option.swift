@@ -40,8 +40,9 @@ extension Command.Option {
     /// `--fields a,b.c`, as `find` and `search` take it.
     static let fields = Command.Option("--fields", value: "a,b.c", help: "the fields to show (dotted paths, comma-separated)")
     /// `--api-base URL`, taken by every command that talks to the API.
-    static let apiBase = Command.Option("--api-base", value: "URL",
-                                        help: "the API's base URL (else NYT_API_BASE, else https://api.nytimes.com)")
+    static let apiBase = Command.Option(
+        "--api-base", value: "URL",
+        help: "the API's base URL (else NYT_API_BASE, else https://api.nytimes.com)")
     /// `--pace SECONDS`, taken by every command that talks to the API.
     static let pace = Command.Option("--pace", value: "SECONDS", help: "least seconds between requests (else ARCHIVIST_PACE, else 12)")
 }

@@ -5,9 +5,9 @@ extension Command {
     public static let put = Command(
         name: "put", synopsis: "ID JSON", summary: "Add or replace the document with this ID",
         discussion: """
-        The JSON must be an object. Its _id, when present, must equal ID; when absent it is set to ID.
-        Prints added, updated or unchanged (unchanged writes nothing).
-        """,
+            The JSON must be an object. Its _id, when present, must equal ID; when absent it is set to ID.
+            Prints added, updated or unchanged (unchanged writes nothing).
+            """,
         examples: [#"put nyt://article/0b1c0a4e-2b43-5d0e-9f47-2a8b7b31f7c9 '{"headline":{"main":"Hello"}}'"#],
         arity: 2...2
     ) { invocation, shell in
@@ -33,9 +33,9 @@ extension Command {
     public static let get = Command(
         name: "get", synopsis: "ID", summary: "Print the document with this ID",
         discussion: """
-        Prints the document as stored (pretty JSON) in table and json formats, on one line in jsonl,
-        and its top-level fields as columns in csv.
-        """,
+            Prints the document as stored (pretty JSON) in table and json formats, on one line in jsonl,
+            and its top-level fields as columns in csv.
+            """,
         examples: ["get 4fd2a0b78eb7c8105d88fd8e", "--format jsonl get nyt://article/0b1c0a4e-2b43-5d0e-9f47-2a8b7b31f7c9"],
         arity: 1...1
     ) { invocation, shell in
@@ -73,10 +73,10 @@ extension Command {
     public static let remove = Command(
         name: "remove", synopsis: "ID... | --where FILTER", summary: "Remove the documents with these IDs, or those matching a filter",
         discussion: """
-        All the documents are removed in one durable batch. An ID with no document is an error; the
-        others are still removed. With --where, FILTER is as for find (its words may follow as
-        separate arguments), and no match is not an error.
-        """,
+            All the documents are removed in one durable batch. An ID with no document is an error; the
+            others are still removed. With --where, FILTER is as for find (its words may follow as
+            separate arguments), and no match is not an error.
+            """,
         examples: ["remove 4fd2a0b78eb7c8105d88fd8e", "remove id-1 id-2 id-3", "remove --where 'pub_date < 2001-01-01'"],
         options: RemoveOption.self,
         arity: 0...Int.max
@@ -92,7 +92,9 @@ extension Command {
             return
         }
         let filterOption = RemoveOption.where.declaration.label
-        guard !ids.isEmpty else { throw invocation.usageError("give IDs or \(filterOption); usage: archivist \(invocation.command) ID... | \(filterOption)") }
+        guard !ids.isEmpty else {
+            throw invocation.usageError("give IDs or \(filterOption); usage: archivist \(invocation.command) ID... | \(filterOption)")
+        }
         let removed = try shell.store().remove(ids)
         for (id, wasRemoved) in zip(ids, removed) where !wasRemoved {
             shell.reportError(StoreError.notFound(id: id).errorDescription ?? id)

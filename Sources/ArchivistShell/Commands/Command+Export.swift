@@ -15,10 +15,10 @@ extension Command {
     public static let export = Command(
         name: "export", synopsis: "[FILTER]", summary: "Write every document (or those matching FILTER) as JSON Lines, sorted by ID",
         discussion: """
-        One document per line, compact, keys sorted, in ID order, on standard output or, with --to,
-        into FILE (written to a temporary file, synced, then renamed, so FILE is never half-written).
-        FILTER is as for find.
-        """,
+            One document per line, compact, keys sorted, in ID order, on standard output or, with --to,
+            into FILE (written to a temporary file, synced, then renamed, so FILE is never half-written).
+            FILTER is as for find.
+            """,
         examples: ["export > backup.jsonl", "export --to backup.jsonl", "export section_name = Sports --to sports.jsonl"],
         options: ExportOption.self,
         arity: 0...Int.max, isInterruptible: true
@@ -49,8 +49,10 @@ extension Command {
 
     /// Writes the documents as JSON Lines until Ctrl-C, reporting those that cannot be read; a
     /// document removed since the query is skipped, and not counted as written.
-    static func write(_ ids: [String], to sink: TextSink, store: DocumentStore, invocation: Invocation<ExportOption>,
-                      shell: Shell) -> (written: Int, failures: Int) {
+    static func write(
+        _ ids: [String], to sink: TextSink, store: DocumentStore, invocation: Invocation<ExportOption>,
+        shell: Shell
+    ) -> (written: Int, failures: Int) {
         var failures = 0
         var written = 0
         for id in ids {

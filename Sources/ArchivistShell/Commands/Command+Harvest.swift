@@ -15,19 +15,23 @@ extension Command {
 
     /// What `help` says of the API for every command that talks to it.
     static let apiHelp = """
-    The key comes from NYT_API_KEY (https://developer.nytimes.com/get-started) and never appears in
-    output, errors or files (URLs show api-key=REDACTED). NYT allows 5 requests a minute and 500 a
-    day: requests are spaced --pace seconds apart across every archivist process using the data
-    folder, counted per UTC day in api-usage.json (a warning at 450 and 500), and 429s, 5xx answers,
-    timeouts and dropped connections are retried with exponential backoff (ARCHIVIST_BACKOFF
-    seconds first, doubling, 5 retries); 400, 401 and 403 fail at once.
-    """
+        The key comes from NYT_API_KEY (https://developer.nytimes.com/get-started) and never appears in
+        output, errors or files (URLs show api-key=REDACTED). NYT allows 5 requests a minute and 500 a
+        day: requests are spaced --pace seconds apart across every archivist process using the data
+        folder, counted per UTC day in api-usage.json (a warning at 450 and 500), and 429s, 5xx answers,
+        timeouts and dropped connections are retried with exponential backoff (ARCHIVIST_BACKOFF
+        seconds first, doubling, 5 retries); 400, 401 and 403 fail at once.
+        """
 
     /// The client's settings from options and the environment; the key from `NYT_API_KEY`.
-    static func clientConfiguration<Options: APIOptions>(_ invocation: Invocation<Options>, shell: Shell) throws
-        -> NYTClient.Configuration {
+    static func clientConfiguration<Options: APIOptions>(
+        _ invocation: Invocation<Options>, shell: Shell
+    ) throws
+        -> NYTClient.Configuration
+    {
         let environment = shell.environment
-        let base = invocation.value(.apiBase) ?? environment["NYT_API_BASE"].flatMap { $0.isEmpty ? nil : $0 }
+        let base =
+            invocation.value(.apiBase) ?? environment["NYT_API_BASE"].flatMap { $0.isEmpty ? nil : $0 }
             ?? NYTClient.Configuration.defaultBaseURL
         guard SearchRequest().url(base: base, apiKey: nil) != nil else {
             throw invocation.usageError("\(Options.apiBase.name): '\(base)' is not an http(s) URL")
@@ -44,10 +48,13 @@ extension Command {
     }
 
     /// Runs a harvest to its end, Ctrl-C (`.cancelled`), or an error, showing progress on a terminal.
-    static func harvest(_ request: SearchRequest, limit: PageLimit, configuration: NYTClient.Configuration,
-                        store: DocumentStore, shell: Shell) -> (HarvestSummary, ClientError?) {
-        let client = NYTClient(configuration: configuration, ledger: StoreRequestLedger(store: store),
-                               isCancelled: { Interruption.isRequested })
+    static func harvest(
+        _ request: SearchRequest, limit: PageLimit, configuration: NYTClient.Configuration,
+        store: DocumentStore, shell: Shell
+    ) -> (HarvestSummary, ClientError?) {
+        let client = NYTClient(
+            configuration: configuration, ledger: StoreRequestLedger(store: store),
+            isCancelled: { Interruption.isRequested })
         let harvester = Harvester(client: client, store: store)
         let progress = ProgressReporter(errors: shell.errors)
         let result = runBlocking { await harvester.run(request, limit: limit) { progress.report($0) } }
@@ -71,7 +78,9 @@ extension Command {
 
     /// The counts of a run, as `search` and `refresh` print them.
     static func summaryFields(_ summary: HarvestSummary) -> [(String, JSONValue)] {
-        [("fetched", .int(summary.fetched)), ("added", .int(summary.added)), ("updated", .int(summary.updated)),
-         ("unchanged", .int(summary.unchanged)), ("pages", .int(summary.pages))]
+        [
+            ("fetched", .int(summary.fetched)), ("added", .int(summary.added)), ("updated", .int(summary.updated)),
+            ("unchanged", .int(summary.unchanged)), ("pages", .int(summary.pages)),
+        ]
     }
 }

@@ -6,13 +6,13 @@ extension Command {
     public static let `import` = Command(
         name: "import", synopsis: "FILE|-", summary: "Add or update documents from JSON Lines, a JSON array or a saved NYT API response",
         discussion: """
-        Reads FILE (or standard input for -): JSON Lines (one document per line), a JSON array of
-        documents, one document, or a saved NYT Article Search response (documents at response.docs).
-        Documents are upserted by _id in durable batches; one without _id gets a new UUID, except in
-        an API response, where it is refused. A bad line is reported with its line number and skipped;
-        the good ones are stored. Prints {"added":N,"updated":N,"unchanged":N,"failed":N}; exits 1 if
-        any document failed.
-        """,
+            Reads FILE (or standard input for -): JSON Lines (one document per line), a JSON array of
+            documents, one document, or a saved NYT Article Search response (documents at response.docs).
+            Documents are upserted by _id in durable batches; one without _id gets a new UUID, except in
+            an API response, where it is refused. A bad line is reported with its line number and skipped;
+            the good ones are stored. Prints {"added":N,"updated":N,"unchanged":N,"failed":N}; exits 1 if
+            any document failed.
+            """,
         examples: ["import articles.jsonl", "import saved-response.json", "export | archivist --data copy import -"],
         arity: 1...1, isInterruptible: true
     ) { invocation, shell in

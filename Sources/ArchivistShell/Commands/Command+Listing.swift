@@ -8,7 +8,9 @@ extension Command {
     /// Says on stderr that a query read documents from disk.
     static func noteScan(_ paths: [String], shell: Shell) {
         guard !paths.isEmpty else { return }
-        shell.errors.line("note: \(paths.joined(separator: ", ")) \(Plural.word(for: paths.count, "is", "are")) not in the index projection, so the documents were read from disk ('archivist index add FIELD' adds a field)")
+        shell.errors.line(
+            "note: \(paths.joined(separator: ", ")) \(Plural.word(for: paths.count, "is", "are")) not in the index projection, so the documents were read from disk ('archivist index add FIELD' adds a field)"
+        )
     }
 
     /// Throws `.interrupted` when Ctrl-C was pressed during a long listing.

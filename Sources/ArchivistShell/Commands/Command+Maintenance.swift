@@ -7,38 +7,44 @@ extension Command {
         examples: ["stats", "--format json stats"], arity: 0...0
     ) { _, shell in
         let stats = try shell.store().statistics()
-        shell.renderer.render(single: Record([
-            ("folder", .string(shell.dataFolder)),
-            ("documents", .int(stats.documents)),
-            ("document_bytes", .int(stats.documentBytes)),
-            ("index_bytes", .int(stats.indexBytes)),
-            ("index_lines", .int(stats.indexLines)),
-            ("dead_entries", .int(stats.deadEntries)),
-            ("format_version", .int(stats.formatVersion)),
-            ("projection", .array(stats.projection.map { .string($0) })),
-        ]), to: shell.output)
+        shell.renderer.render(
+            single: Record([
+                ("folder", .string(shell.dataFolder)),
+                ("documents", .int(stats.documents)),
+                ("document_bytes", .int(stats.documentBytes)),
+                ("index_bytes", .int(stats.indexBytes)),
+                ("index_lines", .int(stats.indexLines)),
+                ("dead_entries", .int(stats.deadEntries)),
+                ("format_version", .int(stats.formatVersion)),
+                ("projection", .array(stats.projection.map { .string($0) })),
+            ]), to: shell.output)
     }
 
     /// `check`: compare documents with the index.
     public static let check = Command(
         name: "check", synopsis: "", summary: "Verify every document against the index; exit 1 naming each problem",
-        discussion: "Reads every document file. Each problem is printed as FILE: WHAT (or a record in json, jsonl, csv); 'archivist repair' fixes them.",
+        discussion:
+            "Reads every document file. Each problem is printed as FILE: WHAT (or a record in json, jsonl, csv); 'archivist repair' fixes them.",
         examples: ["check"], arity: 0...0
     ) { invocation, shell in
         let store = try shell.store()
         let problems = try store.check()
         if problems.isEmpty {
             let count = try store.count
-            shell.renderer.render(single: Record([("ok", .bool(true)), ("documents", .int(count)), ("problems", .int(0))]), to: shell.output)
+            shell.renderer.render(
+                single: Record([("ok", .bool(true)), ("documents", .int(count)), ("problems", .int(0))]), to: shell.output)
             return
         }
         if shell.effectiveFormat == .table {
             for problem in problems { shell.output.line(problem.description) }
         } else {
-            shell.renderer.render(list: problems.map { problem in
-                Record([("kind", .string(problem.kind.rawValue)), ("file", .string(problem.file)),
-                        ("id", problem.id.map(JSONValue.string) ?? .null), ("detail", .string(problem.detail))])
-            }, to: shell.output)
+            shell.renderer.render(
+                list: problems.map { problem in
+                    Record([
+                        ("kind", .string(problem.kind.rawValue)), ("file", .string(problem.file)),
+                        ("id", problem.id.map(JSONValue.string) ?? .null), ("detail", .string(problem.detail)),
+                    ])
+                }, to: shell.output)
         }
         throw invocation.failure("\(Plural.count(problems.count, "problem")) in '\(shell.dataFolder)'; run 'archivist repair'")
     }
@@ -47,10 +53,10 @@ extension Command {
     public static let repair = Command(
         name: "repair", synopsis: "", summary: "Fix what check finds: quarantine unreadable files, rebuild the index",
         discussion: """
-        Unreadable documents and documents without _id are moved to quarantine/<time>/ (never deleted);
-        a document stored under the wrong file name is moved to its right place; the index is rebuilt
-        from the documents. Prints each action.
-        """,
+            Unreadable documents and documents without _id are moved to quarantine/<time>/ (never deleted);
+            a document stored under the wrong file name is moved to its right place; the index is rebuilt
+            from the documents. Prints each action.
+            """,
         examples: ["repair"], arity: 0...0
     ) { invocation, shell in
         let store = try shell.store()
@@ -72,7 +78,9 @@ extension Command {
         }
         let remaining = try store.check()
         if !remaining.isEmpty {
-            throw invocation.failure("\(Plural.count(remaining.count, "problem")) \(Plural.word(for: remaining.count, "remains", "remain")), first: \(remaining[0].description)")
+            throw invocation.failure(
+                "\(Plural.count(remaining.count, "problem")) \(Plural.word(for: remaining.count, "remains", "remain")), first: \(remaining[0].description)"
+            )
         }
     }
 
@@ -84,7 +92,10 @@ extension Command {
         let store = try shell.store()
         let dropped = try store.compact()
         let stats = try store.statistics()
-        shell.renderer.render(single: Record([("dropped", .int(dropped)), ("index_lines", .int(stats.indexLines)),
-                                              ("index_bytes", .int(stats.indexBytes))]), to: shell.output)
+        shell.renderer.render(
+            single: Record([
+                ("dropped", .int(dropped)), ("index_lines", .int(stats.indexLines)),
+                ("index_bytes", .int(stats.indexBytes)),
+            ]), to: shell.output)
     }
 }

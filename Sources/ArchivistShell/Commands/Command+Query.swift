@@ -3,14 +3,14 @@ import Foundation
 
 extension Command {
     static let filterHelp = """
-    FILTER is either a MongoDB filter document ('{"section_name": "Sports", "pub_date": {"$gte": "2015-07-01"}}')
-    or the infix language: section_name = Sports and pub_date >= 2015-07-01 and not headline.main ~ preview.
-    Operators: = != < <= > >= ~ (substring, any case and accents), in (a, b), not in (a, b), exists,
-    missing; and, or, not, parentheses. A quoted phrase alone is a full-text search over headline,
-    abstract, snippet, lead paragraph and keywords ('"climate change"'). Dates compare as instants in
-    any ISO-8601 spelling, and a date alone means its whole UTC day. The words of FILTER may be given
-    as separate arguments.
-    """
+        FILTER is either a MongoDB filter document ('{"section_name": "Sports", "pub_date": {"$gte": "2015-07-01"}}')
+        or the infix language: section_name = Sports and pub_date >= 2015-07-01 and not headline.main ~ preview.
+        Operators: = != < <= > >= ~ (substring, any case and accents), in (a, b), not in (a, b), exists,
+        missing; and, or, not, parentheses. A quoted phrase alone is a full-text search over headline,
+        abstract, snippet, lead paragraph and keywords ('"climate change"'). Dates compare as instants in
+        any ISO-8601 spelling, and a date alone means its whole UTC day. The words of FILTER may be given
+        as separate arguments.
+        """
 
     /// `find`'s options.
     enum FindOption: CommandOptions {
@@ -32,15 +32,17 @@ extension Command {
         discussion: filterHelp + """
 
 
-        Sorted by --sort keys (several allowed, ties by ID), else by relevance for a text search, else
-        by ID. Table format shows ID, date, section and headline (or --fields); jsonl prints each
-        whole document (or the --fields) on a line; json an array; csv a header and a row per document.
-        Answered from the in-memory index; a filter on a field outside it reads the documents and says
-        so on stderr ('archivist index add FIELD' adds it).
-        """,
-        examples: ["find section_name = Sports and pub_date >= 2015-07-01 --sort pub_date:desc --limit 10",
-                   #"find '"climate change"' --fields _id,headline.main"#,
-                   #"find '{"news_desk": {"$in": ["Sports", "Foreign"]}}' --format csv"#],
+            Sorted by --sort keys (several allowed, ties by ID), else by relevance for a text search, else
+            by ID. Table format shows ID, date, section and headline (or --fields); jsonl prints each
+            whole document (or the --fields) on a line; json an array; csv a header and a row per document.
+            Answered from the in-memory index; a filter on a field outside it reads the documents and says
+            so on stderr ('archivist index add FIELD' adds it).
+            """,
+        examples: [
+            "find section_name = Sports and pub_date >= 2015-07-01 --sort pub_date:desc --limit 10",
+            #"find '"climate change"' --fields _id,headline.main"#,
+            #"find '{"news_desk": {"$in": ["Sports", "Foreign"]}}' --format csv"#,
+        ],
         options: FindOption.self,
         arity: 0...Int.max, isInterruptible: true
     ) { invocation, shell in
@@ -85,7 +87,8 @@ extension Command {
     /// `facet FIELD [FILTER] [--limit N]`: documents per value.
     public static let facet = Command(
         name: "facet", synopsis: "FIELD [FILTER]", summary: "Count documents per value of a field, most frequent first",
-        discussion: "An array field counts each distinct element once per document. In table format each value gets a bar.\n\n" + filterHelp,
+        discussion: "An array field counts each distinct element once per document. In table format each value gets a bar.\n\n"
+            + filterHelp,
         examples: ["facet section_name", "facet keywords.value pub_date >= 2019-01-01 --limit 20"],
         options: FacetOption.self,
         arity: 1...Int.max
@@ -104,8 +107,9 @@ extension Command {
             for (label, item) in zip(labels, values) {
                 let clipped = DisplayWidth.clipped(label, to: labelWidth)
                 let bar = String(repeating: "█", count: max(1, item.count * barWidth / max(most, 1)))
-                shell.output.line(DisplayWidth.padded(clipped, to: labelWidth) + "  "
-                                  + String(repeating: " ", count: countWidth - String(item.count).count) + String(item.count) + "  " + bar)
+                shell.output.line(
+                    DisplayWidth.padded(clipped, to: labelWidth) + "  "
+                        + String(repeating: " ", count: countWidth - String(item.count).count) + String(item.count) + "  " + bar)
             }
             return
         }

@@ -19,12 +19,12 @@ extension Command {
     public static let refresh = Command(
         name: "refresh", synopsis: "[NAME...]", summary: "Fetch only what is new for saved searches (all when no NAME)",
         discussion: """
-        For each saved search (all of them without NAME): fetches every hit from the newest
-        publication date a complete run has stored, less a day of overlap, up to today (or the saved
-        --to), oldest first, and upserts them. A search never run to completion starts from its
-        saved --from. A refresh that finds nothing new costs one request per search. Prints a row per
-        search: the range fetched and what changed.
-        """ + "\n\n" + apiHelp,
+            For each saved search (all of them without NAME): fetches every hit from the newest
+            publication date a complete run has stored, less a day of overlap, up to today (or the saved
+            --to), oldest first, and upserts them. A search never run to completion starts from its
+            saved --from. A refresh that finds nothing new costs one request per search. Prints a row per
+            search: the range fetched and what changed.
+            """ + "\n\n" + apiHelp,
         examples: ["refresh", "refresh climate desks", "refresh climate --pace 12"],
         options: RefreshOption.self, arity: 0...Int.max, isInterruptible: true
     ) { invocation, shell in
@@ -38,8 +38,9 @@ extension Command {
                 failure = invocation.interrupted("interrupted before '\(search.name)'; what was fetched is stored")
                 break
             }
-            let (record, error) = try refresh(search, configuration: configuration, store: store, saved: saved,
-                                              invocation: invocation, shell: shell)
+            let (record, error) = try refresh(
+                search, configuration: configuration, store: store, saved: saved,
+                invocation: invocation, shell: shell)
             records.append(record)
             if let error {
                 failure = error
@@ -65,18 +66,23 @@ extension Command {
 
     /// Fetches what is new for one saved search and records the run: its row, and the error that
     /// stops `refresh` (Ctrl-C, or a failure naming the search), if any.
-    static func refresh(_ search: SavedSearch, configuration: NYTClient.Configuration, store: DocumentStore,
-                        saved: SavedSearches, invocation: Invocation<RefreshOption>, shell: Shell) throws -> (Record, ShellError?) {
+    static func refresh(
+        _ search: SavedSearch, configuration: NYTClient.Configuration, store: DocumentStore,
+        saved: SavedSearches, invocation: Invocation<RefreshOption>, shell: Shell
+    ) throws -> (Record, ShellError?) {
         let today = CalendarDay.today
         var request = search.request
         request.from = search.newestPublication.map { CalendarDay($0).adding(days: -1) } ?? search.request.from
         request.to = min(search.request.to ?? today, today)
         request.sort = .oldest
         func row(_ summary: HarvestSummary?, _ status: String) -> Record {
-            Record([("name", .string(search.name)),
+            Record(
+                [
+                    ("name", .string(search.name)),
                     ("from", request.from.map { .string($0.description) } ?? .null),
-                    ("to", request.to.map { .string($0.description) } ?? .null)]
-                   + summaryFields(summary ?? HarvestSummary()) + [("status", .string(status))])
+                    ("to", request.to.map { .string($0.description) } ?? .null),
+                ]
+                    + summaryFields(summary ?? HarvestSummary()) + [("status", .string(status))])
         }
         if let from = request.from, let to = request.to, to < from {
             return (row(nil, "up to date (its range ends \(to))"), nil)

@@ -30,22 +30,24 @@ extension Command {
     public static let search = Command(
         name: "search", synopsis: "[QUERY...]", summary: "Fetch articles from the NYT Article Search API into the store",
         discussion: """
-        Sends QUERY as q (the words of QUERY may be separate arguments), with --fq passed through as
-        the Lucene filter, --from/--to (YYYY-MM-DD, inclusive) as begin_date/end_date, and --sort.
-        Fetches --pages N pages of 10 (default 1), or with --all every hit (oldest first unless
-        --sort is given): a date range with more than 1,000 hits (the API's 100-page cap) is split
-        until each part can be paged through. Each page is stored as soon as it arrives, so Ctrl-C
-        (or a crash) loses at most the page in flight.
+            Sends QUERY as q (the words of QUERY may be separate arguments), with --fq passed through as
+            the Lucene filter, --from/--to (YYYY-MM-DD, inclusive) as begin_date/end_date, and --sort.
+            Fetches --pages N pages of 10 (default 1), or with --all every hit (oldest first unless
+            --sort is given): a date range with more than 1,000 hits (the API's 100-page cap) is split
+            until each part can be paged through. Each page is stored as soon as it arrives, so Ctrl-C
+            (or a crash) loses at most the page in flight.
 
-        Prints a summary (fetched, added, updated, unchanged, pages) and then the fetched articles
-        from the store, like find (--fields and --limit as in find; csv prints the summary on stderr).
-        When the API cannot be reached (refused, DNS, timeout, 5xx after retries) the answer comes
-        from the cache instead: a text search for QUERY within the dates, with a note on stderr.
-        --save NAME records the search for `refresh` and `searches`.
-        """ + "\n\n" + apiHelp,
-        examples: ["search election --from 2016-11-01 --to 2016-11-30 --sort newest --pages 3",
-                   #"search --fq 'news_desk:("Sports" "Foreign")' --from 2019-01-01 --all --save desks"#,
-                   "search climate --all --save climate --pace 12"],
+            Prints a summary (fetched, added, updated, unchanged, pages) and then the fetched articles
+            from the store, like find (--fields and --limit as in find; csv prints the summary on stderr).
+            When the API cannot be reached (refused, DNS, timeout, 5xx after retries) the answer comes
+            from the cache instead: a text search for QUERY within the dates, with a note on stderr.
+            --save NAME records the search for `refresh` and `searches`.
+            """ + "\n\n" + apiHelp,
+        examples: [
+            "search election --from 2016-11-01 --to 2016-11-30 --sort newest --pages 3",
+            #"search --fq 'news_desk:("Sports" "Foreign")' --from 2019-01-01 --all --save desks"#,
+            "search climate --all --save climate --pace 12",
+        ],
         options: SearchOption.self,
         arity: 0...Int.max, isInterruptible: true
     ) { invocation, shell in
@@ -72,11 +74,13 @@ extension Command {
             Interruption.acknowledge()  // the press stopped the fetching; the fetched are still listed
             printSummary(summary, shell: shell)
             try printFetched(summary.ids, sort: request.sort, limit: shown, fields: fields, store: store, shell: shell)
-            throw invocation.interrupted("interrupted after \(Plural.count(summary.pages, "page")); the "
-                                         + "\(Plural.count(summary.fetched, "article")) fetched \(Plural.word(for: summary.fetched, "is", "are")) stored")
+            throw invocation.interrupted(
+                "interrupted after \(Plural.count(summary.pages, "page")); the "
+                    + "\(Plural.count(summary.fetched, "article")) fetched \(Plural.word(for: summary.fetched, "is", "are")) stored")
         }
         if let error {
-            let kept = summary.fetched > 0
+            let kept =
+                summary.fetched > 0
                 ? " (the \(Plural.count(summary.fetched, "article")) from earlier pages \(Plural.word(for: summary.fetched, "is", "are")) stored)"
                 : ""
             throw ShellError.failure(Shell.message(for: error) + kept)
@@ -104,8 +108,9 @@ extension Command {
             sort = parsed
         }
         let query = invocation.positionals.joined(separator: " ").trimmingCharacters(in: .whitespaces)
-        let request = SearchRequest(query: query.isEmpty ? nil : query, filterQuery: invocation.value(.fq),
-                                    from: try day(.from), to: try day(.to), sort: sort)
+        let request = SearchRequest(
+            query: query.isEmpty ? nil : query, filterQuery: invocation.value(.fq),
+            from: try day(.from), to: try day(.to), sort: sort)
         do {
             try request.validate()
         } catch {
@@ -118,7 +123,8 @@ extension Command {
     static func savedSearchName(_ invocation: Invocation<SearchOption>) throws -> String? {
         guard let name = invocation.value(.save) else { return nil }
         guard SavedSearch.isValidName(name) else {
-            throw invocation.usageError("\(SearchOption.save.name) takes a name of letters, digits, '.', '_' and '-' (at most 64), not '\(name)'")
+            throw invocation.usageError(
+                "\(SearchOption.save.name) takes a name of letters, digits, '.', '_' and '-' (at most 64), not '\(name)'")
         }
         return name
     }
@@ -158,7 +164,9 @@ extension Command {
             shell.errors.line(summaryLine(summary))
         }
         if summary.unreachableHits > 0 {
-            shell.errors.line("warning: \(Plural.count(summary.unreachableHits, "hit")) could not be fetched: a single day had more than 1,000 (narrow the search with --fq)")
+            shell.errors.line(
+                "warning: \(Plural.count(summary.unreachableHits, "hit")) could not be fetched: a single day had more than 1,000 (narrow the search with --fq)"
+            )
         }
     }
 
@@ -169,8 +177,10 @@ extension Command {
 
     /// Prints the fetched articles from the store: newest or oldest first when so sorted, else
     /// in the order the API gave them.
-    static func printFetched(_ ids: [String], sort: SearchRequest.Sort?, limit: Int?, fields: [String]?,
-                             store: DocumentStore, shell: Shell) throws {
+    static func printFetched(
+        _ ids: [String], sort: SearchRequest.Sort?, limit: Int?, fields: [String]?,
+        store: DocumentStore, shell: Shell
+    ) throws {
         var ordered = ids
         if let keys = publicationOrder(sort), !ids.isEmpty {
             ordered = try store.find(Query(filter: .field("_id", [.in(ids.map(JSONValue.string))]), sort: keys)).ids
@@ -189,8 +199,10 @@ extension Command {
     }
 
     /// Answers from the store what the API could not: a text search for q within the dates.
-    static func printCachedAnswer(_ request: SearchRequest, limit: Int?, fields: [String]?,
-                                  store: DocumentStore, shell: Shell) throws {
+    static func printCachedAnswer(
+        _ request: SearchRequest, limit: Int?, fields: [String]?,
+        store: DocumentStore, shell: Shell
+    ) throws {
         var clauses: [Filter] = []
         if let query = request.query, !query.isEmpty { clauses.append(.text(query)) }
         var dates: [Condition] = []

@@ -16,11 +16,11 @@ extension Command {
     public static let searches = Command(
         name: "searches", synopsis: "", summary: "List the saved searches and their last runs",
         discussion: """
-        One row per search saved with `search --save NAME`: its query, filter, dates and sort, when
-        it last ran and what that run fetched, and the newest publication date a complete run has
-        seen (where `refresh` starts, less a day). --drop NAME forgets a saved search (its articles
-        stay in the store). The searches live in searches.json in the data folder.
-        """,
+            One row per search saved with `search --save NAME`: its query, filter, dates and sort, when
+            it last ran and what that run fetched, and the newest publication date a complete run has
+            seen (where `refresh` starts, less a day). --drop NAME forgets a saved search (its articles
+            stay in the store). The searches live in searches.json in the data folder.
+            """,
         examples: ["searches", "searches --format json", "searches --drop climate"],
         options: SearchesOption.self,
         arity: 0...0

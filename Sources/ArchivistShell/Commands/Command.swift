@@ -24,10 +24,12 @@ public struct Command: Sendable {
 
     /// Creates a command taking the options `Options` declares; `run` looks them up by those
     /// declarations.
-    public init<Options: CommandOptions>(name: String, synopsis: String, summary: String, discussion: String = "",
-                                         examples: [String] = [], options: Options.Type, arity: ClosedRange<Int>,
-                                         isInterruptible: Bool = false,
-                                         run: @escaping @Sendable (Invocation<Options>, Shell) throws -> Void) {
+    public init<Options: CommandOptions>(
+        name: String, synopsis: String, summary: String, discussion: String = "",
+        examples: [String] = [], options: Options.Type, arity: ClosedRange<Int>,
+        isInterruptible: Bool = false,
+        run: @escaping @Sendable (Invocation<Options>, Shell) throws -> Void
+    ) {
         self.name = name
         self.synopsis = synopsis
         self.summary = summary
@@ -40,11 +42,14 @@ public struct Command: Sendable {
     }
 
     /// Creates a command that takes no options.
-    public init(name: String, synopsis: String, summary: String, discussion: String = "", examples: [String] = [],
-                arity: ClosedRange<Int>, isInterruptible: Bool = false,
-                run: @escaping @Sendable (Invocation<NoOptions>, Shell) throws -> Void) {
-        self.init(name: name, synopsis: synopsis, summary: summary, discussion: discussion, examples: examples,
-                  options: NoOptions.self, arity: arity, isInterruptible: isInterruptible, run: run)
+    public init(
+        name: String, synopsis: String, summary: String, discussion: String = "", examples: [String] = [],
+        arity: ClosedRange<Int>, isInterruptible: Bool = false,
+        run: @escaping @Sendable (Invocation<NoOptions>, Shell) throws -> Void
+    ) {
+        self.init(
+            name: name, synopsis: synopsis, summary: summary, discussion: discussion, examples: examples,
+            options: NoOptions.self, arity: arity, isInterruptible: isInterruptible, run: run)
     }
 
     /// `archivist put ID JSON`.

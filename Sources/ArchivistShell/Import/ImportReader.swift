@@ -101,7 +101,8 @@ public struct ImportReader: Sendable {
     /// reason, and no `_id`.
     static func serverError(in value: JSONValue) -> String? {
         guard value["_id"] == nil, case .number(let literal)? = value["status"], let status = Int(literal),
-              (400...599).contains(status), let reason = value["error"]?.stringValue else { return nil }
+            (400...599).contains(status), let reason = value["error"]?.stringValue
+        else { return nil }
         let message = value["message"]?.stringValue ?? ""
         return "HTTP \(status) \(reason)" + (message.isEmpty ? "" : ": \(message)")
     }
@@ -116,7 +117,8 @@ public struct ImportReader: Sendable {
     private static func checkLines(_ bytes: [UInt8], from start: Int, failing error: JSONSyntaxError) throws(ImportFailure) {
         let firstLineEnd = bytes[start...].firstIndex(of: 0x0A) ?? bytes.count
         if error.reason != "unexpected data after the value",
-           (try? JSONParser.parse(Array(bytes[start..<firstLineEnd]))) == nil {
+            (try? JSONParser.parse(Array(bytes[start..<firstLineEnd]))) == nil
+        {
             let (line, column) = ImportReader.lineAndColumn(of: error.offset, in: bytes)
             throw ImportFailure(message: "invalid JSON at line \(line), column \(column): \(error.reason)")
         }

@@ -46,8 +46,9 @@ final class Importer {
         shell.renderer.render(single: record, to: shell.output)
         if wasInterrupted {
             let stored = counts["added"]! + counts["updated"]! + counts["unchanged"]!
-            throw invocation.interrupted("\(source.name): interrupted; the \(Plural.count(stored, "document")) of the batches before "
-                                         + "\(Plural.word(for: stored, "is", "are")) stored")
+            throw invocation.interrupted(
+                "\(source.name): interrupted; the \(Plural.count(stored, "document")) of the batches before "
+                    + "\(Plural.word(for: stored, "is", "are")) stored")
         }
         if counts["failed"]! > 0 { throw ShellError.reported }
     }

@@ -1,7 +1,8 @@
+import ArchivistStore
+
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #endif
-import ArchivistStore
 
 /// Reads JSON Lines from a file descriptor a chunk at a time, so an import of any size holds only
 /// one batch in memory.

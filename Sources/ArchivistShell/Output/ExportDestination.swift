@@ -1,7 +1,8 @@
+import ArchivistStore
+
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #endif
-import ArchivistStore
 
 /// Where `export` writes: standard output, or FILE by way of a temporary file beside it that is
 /// synced and then renamed over FILE, so FILE is never half-written.

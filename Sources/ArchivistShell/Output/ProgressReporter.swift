@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-@preconcurrency import Glibc
-#endif
 import ArchivistClient
 import Foundation
 import Synchronization
+
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
 
 /// Shows a search's progress on stderr: on a terminal, one status line rewritten in place (page k
 /// of n, articles so far, time waiting for the pace); anywhere, a line for each retry and quota

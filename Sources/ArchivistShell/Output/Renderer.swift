@@ -1,8 +1,9 @@
+import ArchivistStore
+import Foundation
+
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #endif
-import ArchivistStore
-import Foundation
 
 /// Prints records in each output format.
 public struct Renderer: Sendable {

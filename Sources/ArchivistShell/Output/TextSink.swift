@@ -1,8 +1,9 @@
+import Foundation
+import Synchronization
+
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #endif
-import Foundation
-import Synchronization
 
 /// A buffered writer to a file descriptor (stdout, stderr) or to memory, for tests and the REPL.
 public final class TextSink: Sendable {

@@ -1,8 +1,9 @@
+@preconcurrency import CEditLine
+import Foundation
+
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #endif
-@preconcurrency import CEditLine
-import Foundation
 
 /// The line reader at a terminal: libedit with Emacs keys and a history kept in a file (mode
 /// 0600, capped, duplicates collapsed). The only file of the shell that talks to libedit.
@@ -146,8 +147,11 @@ public final class EditLineReader: LineReader {
 
     /// The history file: `$ARCHIVIST_HISTORY` (an error when empty), else
     /// `$XDG_STATE_HOME/archivist/history`, else `~/.local/state/archivist/history`.
-    public static func defaultHistoryPath(environment: [String: String] = ProcessInfo.processInfo.environment)
-        throws(ShellError) -> String? {
+    public static func defaultHistoryPath(
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    )
+        throws(ShellError) -> String?
+    {
         if let path = try EnvironmentVariable.history.path(in: environment) { return path }
         if let state = environment["XDG_STATE_HOME"], !state.isEmpty { return state + "/archivist/history" }
         guard let home = environment["HOME"], !home.isEmpty else { return nil }

@@ -1,7 +1,8 @@
+import Synchronization
+
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #endif
-import Synchronization
 
 /// Ctrl-C during a long command (`search`, `refresh`, `import`, `find`, `export`): the first press
 /// asks the command to stop at its next safe point (after the page or batch in hand, whose data is

@@ -21,7 +21,8 @@ extension Shell {
         }
         let previous = words.count >= 3 ? words[words.count - 2] : ""
         if command.name == "refresh" || (command.name == "searches" && previous == Command.SearchesOption.drop.name)
-            || (command.name == "search" && previous == Command.SearchOption.save.name) {
+            || (command.name == "search" && previous == Command.SearchOption.save.name)
+        {
             return savedSearchNames()
         }
         if command.name == "search" && previous == Command.SearchOption.sort.name {

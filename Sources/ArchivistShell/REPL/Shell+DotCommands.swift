@@ -30,11 +30,11 @@ extension Shell {
 
     /// The help of the dot-commands.
     static let dotCommandHelp = """
-    .mode [table|json|jsonl|csv]   show or set the output format
-    .timer on|off                  print each command's wall time on stderr
-    .open DIR                      switch to another data folder
-    .quit, .exit                   stop reading commands
-    .help                          this list
+        .mode [table|json|jsonl|csv]   show or set the output format
+        .timer on|off                  print each command's wall time on stderr
+        .open DIR                      switch to another data folder
+        .quit, .exit                   stop reading commands
+        .help                          this list
 
-    """
+        """
 }

@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-@preconcurrency import Glibc
-#endif
 import ArchivistClient
 import ArchivistStore
 import Foundation
+
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
 
 extension Shell {
     /// The interactive shell: a banner, a prompt naming the data folder, line editing and history

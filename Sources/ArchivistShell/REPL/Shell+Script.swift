@@ -1,7 +1,8 @@
+import Foundation
+
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #endif
-import Foundation
 
 extension Shell {
     /// Runs a script: each line one command (blank lines and `#` comments skipped; an unfinished

@@ -363,7 +363,8 @@ public enum JSONParser {
             // Long strings: jump to the next quote; if nothing between needs a closer look
             // (a backslash or a control character), the string ends there.
             if position == shortEnd, let base = bytes.baseAddress, shortEnd < bytes.count,
-               let found = memchr(base + shortEnd, 0x22, bytes.count - shortEnd) {
+                let found = memchr(base + shortEnd, 0x22, bytes.count - shortEnd)
+            {
                 let end = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
                 var plain = true
                 for position in shortEnd..<end where bytes[position] == 0x5C || bytes[position] < 0x20 {
@@ -390,7 +391,7 @@ public enum JSONParser {
                         _ = try parseHex4()
                         continue
                     case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"),
-                         UInt8(ascii: "f"), UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+                        UInt8(ascii: "f"), UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
                         index += 2
                         continue
                     default:

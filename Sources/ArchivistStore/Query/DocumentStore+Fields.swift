@@ -36,7 +36,8 @@ extension DocumentStore {
                         failure.record(problem)
                     }
                 case .indexFile(let offset, let length):
-                    let problem = offset + length <= whole.count
+                    let problem =
+                        offset + length <= whole.count
                         ? Self.extract(wanted, from: UnsafeBufferPointer(rebasing: whole[offset..<(offset + length)]), into: &values)
                         : JSONSyntaxError(offset: 0, reason: "fields beyond the end of the file")
                     if var problem {
@@ -99,4 +100,3 @@ extension DocumentStore {
         }
     }
 }
-

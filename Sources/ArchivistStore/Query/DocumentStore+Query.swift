@@ -78,8 +78,11 @@ extension DocumentStore {
 
     /// Documents per value of a path among those matching a filter, most frequent first (an array
     /// counts each distinct element), at most `limit` values.
-    public func facet(_ path: String, matching filter: Filter = .all, limit: Int? = nil) throws(StoreError)
-        -> (values: [(value: JSONValue, count: Int)], scannedPaths: [String]) {
+    public func facet(
+        _ path: String, matching filter: Filter = .all, limit: Int? = nil
+    ) throws(StoreError)
+        -> (values: [(value: JSONValue, count: Int)], scannedPaths: [String])
+    {
         let index = try queryIndex(loading: QueryIndex.neededPaths(filter: filter, textSearch: schema.textSearch).union([path]))
         let filterMissing = index.missingPaths(filter: filter)
         let missing = Set(filterMissing + (index.isProjected(path) ? [] : [path])).sorted()

@@ -104,10 +104,13 @@ extension Filter {
                 guard value["$regex"] != nil else { throw .invalidFilter("$options at '\(path)': needs $regex") }
             case "$elemMatch":
                 guard operand.isObject else { throw .invalidFilter("$elemMatch at '\(path)': expected an object") }
-                if isOperatorObject(operand), case .object(let inner) = operand, !inner.contains(where: { ["$and", "$or", "$nor", "$text"].contains($0.key) }) {
+                if isOperatorObject(operand), case .object(let inner) = operand,
+                    !inner.contains(where: { ["$and", "$or", "$nor", "$text"].contains($0.key) })
+                {
                     conditions.append(.elemMatch(.conditions(try parseConditions(operand, path: path))))
                 } else {
-                    conditions.append(.elemMatch(.filter(try parseDocument(operand, at: "$elemMatch at '\(path)'", pathPrefix: path + "."))))
+                    conditions.append(
+                        .elemMatch(.filter(try parseDocument(operand, at: "$elemMatch at '\(path)'", pathPrefix: path + "."))))
                 }
             case "$not":
                 guard isOperatorObject(operand) else {

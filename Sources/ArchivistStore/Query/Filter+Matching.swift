@@ -82,7 +82,9 @@ extension Condition {
                 return elements.contains { element in
                     switch match {
                     case .conditions(let conditions): return conditions.allSatisfy { $0.holds(for: [element]) }
-                    case .filter(let filter): return element.isObject && filter.matches(element, textSearch: TextSearch(fields: []))  // no $text inside
+                    case .filter(let filter):
+                        // A filter inside $elemMatch has no $text (the parser refuses it there).
+                        return element.isObject && filter.matches(element, textSearch: TextSearch(fields: []))
                     }
                 }
             }
@@ -103,4 +105,3 @@ extension Condition {
         return candidates(values).contains { ValueOrder.equals($0, query) }
     }
 }
-

@@ -51,4 +51,3 @@ public indirect enum Filter: Sendable, Equatable {
         }
     }
 }
-

@@ -216,14 +216,17 @@ public enum FilterParser {
 
         mutating func parseComparison(path: String, at pathToken: Token) throws(StoreError) -> Filter {
             guard let token = next() else {
-                throw .invalidFilter("column \(endColumn): expected an operator (= != < <= > >= ~ in exists missing) after '\(path)' (quote a phrase to search text)")
+                throw .invalidFilter(
+                    "column \(endColumn): expected an operator (= != < <= > >= ~ in exists missing) after '\(path)' (quote a phrase to search text)"
+                )
             }
             switch token.kind {
             case .op(let op):
                 let value = try parseValue(after: op)
                 if let comparison = Condition.comparison(op, value) { return .field(path, [comparison]) }
                 guard case .string(let text) = value else {
-                    throw .invalidFilter("column \(token.column): expected text to look for after '~', found \(JSONWriter.compactString(value))")
+                    throw .invalidFilter(
+                        "column \(token.column): expected text to look for after '~', found \(JSONWriter.compactString(value))")
                 }
                 return .field(path, [.contains(text)])
             case .word(let word):
@@ -240,7 +243,8 @@ public enum FilterParser {
                 }
             default: break
             }
-            throw .invalidFilter("column \(token.column): expected an operator (= != < <= > >= ~ in exists missing) after '\(path)', found \(token.display)")
+            throw .invalidFilter(
+                "column \(token.column): expected an operator (= != < <= > >= ~ in exists missing) after '\(path)', found \(token.display)")
         }
 
         mutating func parseList() throws(StoreError) -> [JSONValue] {

@@ -29,14 +29,16 @@ public enum ISODate {
             return a * 10 + c
         }
         guard let y1 = two(0), let y2 = two(2), b[4] == UInt8(ascii: "-"), let month = two(5), b[7] == UInt8(ascii: "-"),
-              let day = two(8) else { return nil }
+            let day = two(8)
+        else { return nil }
         let year = y1 * 100 + y2
         guard isValid(year: year, month: month, day: day) else { return nil }
         let days = daysFromCivil(year: year, month: month, day: day)
         let dayStart = days * 86_400_000
         if n == 10 { return (dayStart, dayStart + 86_400_000) }
         guard b[10] == UInt8(ascii: "T") || b[10] == UInt8(ascii: " "), let hour = two(11), n > 13, b[13] == UInt8(ascii: ":"),
-              let minute = two(14), hour < 24, minute < 60 else { return nil }
+            let minute = two(14), hour < 24, minute < 60
+        else { return nil }
         var i = 16
         var second: Int64 = 0
         var millis: Int64 = 0

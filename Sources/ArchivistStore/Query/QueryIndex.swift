@@ -109,19 +109,22 @@ public final class QueryIndex: Sendable {
     public func matching(_ filter: Filter) -> [Int32] {
         // The inverted index pays off from the second text search of a process; the first (and
         // a one-shot command's only) one scans the text with a byte-level prefilter instead.
-        let useTextIndex = filter.hasTextSearch && built.withLock { built in
-            built.textSearches += 1
-            return built.textIndex != nil || built.textSearches > 1
-        }
+        let useTextIndex =
+            filter.hasTextSearch
+            && built.withLock { built in
+                built.textSearches += 1
+                return built.textIndex != nil || built.textSearches > 1
+            }
         let text = useTextIndex ? self.text() : nil
         let columns = self.columns
         built.withLock { built in for path in filter.paths { built.pathUses[path, default: 0] += 1 } }
         let evaluate = { (ordinal: Int) -> Bool in
-            filter.matches(resolve: { self.resolve($0, ordinal, in: columns) },
-                           textMatches: { terms in
-                               if let text { return text.contains(terms, ordinal: Int32(ordinal)) }
-                               return self.textScore(terms, ordinal: ordinal, in: columns) != nil
-                           })
+            filter.matches(
+                resolve: { self.resolve($0, ordinal, in: columns) },
+                textMatches: { terms in
+                    if let text { return text.contains(terms, ordinal: Int32(ordinal)) }
+                    return self.textScore(terms, ordinal: ordinal, in: columns) != nil
+                })
         }
         if let candidates = candidates(for: filter, useTextIndex: useTextIndex) {
             return candidates.isExact ? candidates.ordinals : candidates.ordinals.filter { evaluate(Int($0)) }
@@ -349,7 +352,9 @@ public final class QueryIndex: Sendable {
     /// A document's relevance for terms (the summed field weights of their occurrences), or nil
     /// when a term is missing: computed from its text, with a byte-level check first.
     func textScore(_ terms: [String], ordinal: Int, in columns: [String: [JSONValue?]]) -> Double? {
-        let fields = textSearch.fields.map { (texts: TextSearch.strings(in: .array(resolve($0.path, ordinal, in: columns))), weight: $0.weight) }
+        let fields = textSearch.fields.map {
+            (texts: TextSearch.strings(in: .array(resolve($0.path, ordinal, in: columns))), weight: $0.weight)
+        }
         for term in terms {
             let bytes = Array(term.utf8)
             let present = fields.contains { field in field.texts.contains { TextFolding.mayContain($0, folded: bytes) } }
@@ -388,4 +393,3 @@ public final class QueryIndex: Sendable {
         return tally.sorted()
     }
 }
-

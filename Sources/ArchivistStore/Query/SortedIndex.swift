@@ -58,10 +58,14 @@ struct SortedIndex {
             let start = partition { $0.rank >= SortableKey.numberRank }
             let end = partition { $0.rank > SortableKey.numberRank }
             let lowerAt = { (strict: Bool) in
-                self.partition { $0.rank > SortableKey.numberRank || ($0.rank == SortableKey.numberRank && (strict ? $0.number > q : $0.number >= q)) }
+                self.partition {
+                    $0.rank > SortableKey.numberRank || ($0.rank == SortableKey.numberRank && (strict ? $0.number > q : $0.number >= q))
+                }
             }
             let upperAt = { (strict: Bool) in
-                self.partition { $0.rank > SortableKey.numberRank || ($0.rank == SortableKey.numberRank && (strict ? $0.number >= q : $0.number > q)) }
+                self.partition {
+                    $0.rank > SortableKey.numberRank || ($0.rank == SortableKey.numberRank && (strict ? $0.number >= q : $0.number > q))
+                }
             }
             let bounds: (Int, Int)
             switch condition {

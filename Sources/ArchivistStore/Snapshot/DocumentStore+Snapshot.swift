@@ -14,9 +14,10 @@ extension DocumentStore {
         let columns = index.columns
         return try state.withLock { (state: inout State) throws(StoreError) -> [UInt8] in
             let coverage = try self.coverage(of: state.index)
-            return SnapshotBuilder.build(entries: index.entries, projection: index.projection, textSearch: index.textSearch,
-                                         columns: columns, coverage: coverage,
-                                         schemaHash: Self.schemaHash(projection: index.projection, textSearch: index.textSearch))
+            return SnapshotBuilder.build(
+                entries: index.entries, projection: index.projection, textSearch: index.textSearch,
+                columns: columns, coverage: coverage,
+                schemaHash: Self.schemaHash(projection: index.projection, textSearch: index.textSearch))
         }
     }
 
@@ -24,7 +25,8 @@ extension DocumentStore {
     func coverage(of position: IndexFile.Position) throws(StoreError) -> SnapshotFile.Coverage {
         let start = max(0, position.consumed - SnapshotFile.Coverage.tailLength)
         let tail = try fileSystem.contents(of: indexFile.path, from: start, limit: position.consumed - start) ?? []
-        return SnapshotFile.Coverage(identity: position.identity ?? 0, offset: position.consumed, lines: position.lines,
-                                     tailHash: WordHash.hash(tail))
+        return SnapshotFile.Coverage(
+            identity: position.identity ?? 0, offset: position.consumed, lines: position.lines,
+            tailHash: WordHash.hash(tail))
     }
 }

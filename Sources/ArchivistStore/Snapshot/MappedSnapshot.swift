@@ -17,9 +17,9 @@ final class MappedSnapshot: Sendable {
     init(_ reader: SnapshotReader) throws(SnapshotDamage) {
         self.reader = reader
         guard let idOffsets = reader.section(.idOffsets), let idHeap = reader.section(.idHeap),
-              let entryRows = reader.section(.entries), let names = reader.section(.fieldNames),
-              idOffsets.length == (reader.documentCount + 1) * 8,
-              entryRows.length == reader.documentCount * SnapshotBuilder.entryRowSize
+            let entryRows = reader.section(.entries), let names = reader.section(.fieldNames),
+            idOffsets.length == (reader.documentCount + 1) * 8,
+            entryRows.length == reader.documentCount * SnapshotBuilder.entryRowSize
         else { throw .unreadable("snapshot sections missing or of the wrong size") }
         self.idOffsets = idOffsets
         self.idHeap = idHeap
@@ -34,7 +34,8 @@ final class MappedSnapshot: Sendable {
     func idBytes(at ordinal: Int) throws(SnapshotDamage) -> UnsafeRawBufferPointer {
         let offsets = BinaryReader(buffer: try reader.bytes(of: idOffsets, at: ordinal * 8, count: 16))
         guard let start = offsets.uint64(at: 0), let end = offsets.uint64(at: 8), start <= end,
-              end <= UInt64(idHeap.length) else { throw .unreadable("snapshot ID \(ordinal) out of bounds") }
+            end <= UInt64(idHeap.length)
+        else { throw .unreadable("snapshot ID \(ordinal) out of bounds") }
         return try reader.bytes(of: idHeap, at: Int(start), count: Int(end - start))
     }
 
@@ -73,16 +74,19 @@ final class MappedSnapshot: Sendable {
 
     /// The entry of an ordinal (its fields a span of the index file).
     func entry(at ordinal: Int) throws(SnapshotDamage) -> IndexEntry {
-        let row = BinaryReader(buffer: try reader.bytes(of: entryRows, at: ordinal * SnapshotBuilder.entryRowSize,
-                                                        count: SnapshotBuilder.entryRowSize))
+        let row = BinaryReader(
+            buffer: try reader.bytes(
+                of: entryRows, at: ordinal * SnapshotBuilder.entryRowSize,
+                count: SnapshotBuilder.entryRowSize))
         guard let hash = row.uint64(at: 0), let size = row.uint64(at: 8), let stored = row.uint64(at: 16),
-              let updated = row.uint64(at: 24), let offset = row.uint64(at: 32), let length = row.uint32(at: 40),
-              size <= UInt64(Int.max), offset <= UInt64(Int.max)
+            let updated = row.uint64(at: 24), let offset = row.uint64(at: 32), let length = row.uint32(at: 40),
+            size <= UInt64(Int.max), offset <= UInt64(Int.max)
         else { throw .unreadable("snapshot entry \(ordinal) out of bounds") }
-        return IndexEntry(id: try id(at: ordinal), hash: hash, size: Int(size),
-                          storedAt: Timestamp(milliseconds: Int64(bitPattern: stored)),
-                          updatedAt: Timestamp(milliseconds: Int64(bitPattern: updated)),
-                          fields: .indexFile(offset: Int(offset), length: Int(length)))
+        return IndexEntry(
+            id: try id(at: ordinal), hash: hash, size: Int(size),
+            storedAt: Timestamp(milliseconds: Int64(bitPattern: stored)),
+            updatedAt: Timestamp(milliseconds: Int64(bitPattern: updated)),
+            fields: .indexFile(offset: Int(offset), length: Int(length)))
     }
 
     // MARK: Fields

@@ -36,8 +36,10 @@ enum SnapshotBuilder {
 
     /// The whole snapshot file of these entries (sorted by ID bytes, every one's fields in the
     /// index file), with their projected values by ordinal for each projected path.
-    static func build(entries: [IndexEntry], projection: Projection, textSearch: TextSearch,
-                      columns: [String: [JSONValue?]], coverage: SnapshotFile.Coverage, schemaHash: UInt64) -> [UInt8] {
+    static func build(
+        entries: [IndexEntry], projection: Projection, textSearch: TextSearch,
+        columns: [String: [JSONValue?]], coverage: SnapshotFile.Coverage, schemaHash: UInt64
+    ) -> [UInt8] {
         var writer = SnapshotWriter()
         addIDs(entries, to: &writer)
         addEntries(entries, to: &writer)

@@ -33,8 +33,8 @@ struct SnapshotField {
 
     init(_ reader: SnapshotReader, field: UInt32, documentCount: Int) throws(SnapshotDamage) {
         guard let dictionary = reader.section(.dictionary, field: field), let heap = reader.section(.dictionaryHeap, field: field),
-              let postings = reader.section(.postings, field: field),
-              dictionary.length >= 32, (dictionary.length - 32) % SnapshotBuilder.dictionaryRowSize == 0
+            let postings = reader.section(.postings, field: field),
+            dictionary.length >= 32, (dictionary.length - 32) % SnapshotBuilder.dictionaryRowSize == 0
         else { throw .unreadable("snapshot field \(field): sections missing") }
         self.reader = reader
         self.heap = heap
@@ -52,16 +52,17 @@ struct SnapshotField {
         let at = index * SnapshotBuilder.dictionaryRowSize
         let r = BinaryReader(buffer: rows)
         guard index >= 0, index < rowCount, let rank = r.uint8(at: at), let flags = r.uint8(at: at + 1),
-              let count = r.uint32(at: at + 4), let word = r.uint64(at: at + 8), let start = r.uint64(at: at + 16),
-              let valueOffset = r.uint32(at: at + 24), let valueLength = r.uint32(at: at + 28),
-              start <= UInt64(postings.length / 4), UInt64(count) <= UInt64(postings.length / 4) - start,
-              UInt64(valueOffset) + UInt64(valueLength) <= UInt64(heap.length)
+            let count = r.uint32(at: at + 4), let word = r.uint64(at: at + 8), let start = r.uint64(at: at + 16),
+            let valueOffset = r.uint32(at: at + 24), let valueLength = r.uint32(at: at + 28),
+            start <= UInt64(postings.length / 4), UInt64(count) <= UInt64(postings.length / 4) - start,
+            UInt64(valueOffset) + UInt64(valueLength) <= UInt64(heap.length)
         else { throw .unreadable("snapshot dictionary row \(index) out of bounds") }
         let signed = Int8(bitPattern: rank)
-        return Row(rank: signed, flags: flags, count: Int(count),
-                   number: signed == SortableKey.numberRank ? Double(bitPattern: word) : 0,
-                   instant: signed == SortableKey.dateRank ? Int64(bitPattern: word) : 0,
-                   postingsStart: Int(start), valueOffset: Int(valueOffset), valueLength: Int(valueLength))
+        return Row(
+            rank: signed, flags: flags, count: Int(count),
+            number: signed == SortableKey.numberRank ? Double(bitPattern: word) : 0,
+            instant: signed == SortableKey.dateRank ? Int64(bitPattern: word) : 0,
+            postingsStart: Int(start), valueOffset: Int(valueOffset), valueLength: Int(valueLength))
     }
 
     /// The value of a row (nil for the row of documents without the field).
@@ -161,8 +162,12 @@ struct SnapshotField {
             let rank = SortableKey.numberRank
             let start = try at { $0.rank >= rank }
             let end = try at { $0.rank > rank }
-            let lower = { (strict: Bool) throws(SnapshotDamage) in try at { $0.rank > rank || ($0.rank == rank && (strict ? $0.number > q : $0.number >= q)) } }
-            let upper = { (strict: Bool) throws(SnapshotDamage) in try at { $0.rank > rank || ($0.rank == rank && (strict ? $0.number >= q : $0.number > q)) } }
+            let lower = { (strict: Bool) throws(SnapshotDamage) in
+                try at { $0.rank > rank || ($0.rank == rank && (strict ? $0.number > q : $0.number >= q)) }
+            }
+            let upper = { (strict: Bool) throws(SnapshotDamage) in
+                try at { $0.rank > rank || ($0.rank == rank && (strict ? $0.number >= q : $0.number > q)) }
+            }
             let bounds: (Int, Int)
             switch condition {
             case .gt: bounds = (try lower(true), end)

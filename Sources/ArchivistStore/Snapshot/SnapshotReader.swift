@@ -49,7 +49,9 @@ final class SnapshotReader: Sendable {
             throw .unreadable("snapshot layout version \(reader.uint32(at: footer + 8) ?? 0), this archivist reads \(SnapshotFile.version)")
         }
         func word(_ at: Int) throws(SnapshotDamage) -> Int {
-            guard let value = reader.uint64(at: footer + at), value <= UInt64(Int.max) else { throw .unreadable("footer value out of range") }
+            guard let value = reader.uint64(at: footer + at), value <= UInt64(Int.max) else {
+                throw .unreadable("footer value out of range")
+            }
             return Int(value)
         }
         let sectionCount = Int(reader.uint32(at: footer + 12) ?? 0)
@@ -57,15 +59,16 @@ final class SnapshotReader: Sendable {
         let hashesOffset = try word(24)
         let blockCount = try word(32)
         guard tableOffset >= 8, tableOffset <= footer, sectionCount <= (footer - tableOffset) / SnapshotFile.sectionRowSize,
-              hashesOffset == tableOffset + sectionCount * SnapshotFile.sectionRowSize,
-              blockCount <= (footer - hashesOffset) / 8, hashesOffset + blockCount * 8 == footer
+            hashesOffset == tableOffset + sectionCount * SnapshotFile.sectionRowSize,
+            blockCount <= (footer - hashesOffset) / 8, hashesOffset + blockCount * 8 == footer
         else { throw .unreadable("snapshot table out of bounds") }
         guard let checked = reader.bytes(at: tableOffset, count: size - 8 - tableOffset),
-              WordHash.hash(checked) == reader.uint64(at: size - 8)
+            WordHash.hash(checked) == reader.uint64(at: size - 8)
         else { throw .unreadable("snapshot footer checksum mismatch") }
         documentCount = try word(40)
-        coverage = SnapshotFile.Coverage(identity: reader.uint64(at: footer + 48) ?? 0, offset: try word(56),
-                                         lines: try word(64), tailHash: reader.uint64(at: footer + 72) ?? 0)
+        coverage = SnapshotFile.Coverage(
+            identity: reader.uint64(at: footer + 48) ?? 0, offset: try word(56),
+            lines: try word(64), tailHash: reader.uint64(at: footer + 72) ?? 0)
         schemaHash = reader.uint64(at: footer + 80) ?? 0
         createdAt = Timestamp(milliseconds: Int64(bitPattern: reader.uint64(at: footer + 88) ?? 0))
         blockHashes = (0..<blockCount).map { reader.uint64(at: hashesOffset + $0 * 8) ?? 0 }
@@ -73,15 +76,17 @@ final class SnapshotReader: Sendable {
         verified = Mutex([Bool](repeating: false, count: blockCount))
     }
 
-    private static func readTable(_ reader: BinaryReader, at offset: Int, count: Int, end: Int,
-                                  blocks: Int) throws(SnapshotDamage) -> [SnapshotFile.Section] {
+    private static func readTable(
+        _ reader: BinaryReader, at offset: Int, count: Int, end: Int,
+        blocks: Int
+    ) throws(SnapshotDamage) -> [SnapshotFile.Section] {
         var sections: [SnapshotFile.Section] = []
         for row in 0..<count {
             let at = offset + row * SnapshotFile.sectionRowSize
             guard let kind = reader.uint32(at: at), let field = reader.uint32(at: at + 4),
-                  let start = reader.uint64(at: at + 8), let length = reader.uint64(at: at + 16),
-                  let first = reader.uint64(at: at + 24),
-                  start >= 8, start <= UInt64(end), length <= UInt64(end) - start, first <= UInt64(blocks)
+                let start = reader.uint64(at: at + 8), let length = reader.uint64(at: at + 16),
+                let first = reader.uint64(at: at + 24),
+                start >= 8, start <= UInt64(end), length <= UInt64(end) - start, first <= UInt64(blocks)
             else { throw .unreadable("section \(row) out of bounds") }
             let section = SnapshotFile.Section(kind: kind, field: field, offset: Int(start), length: Int(length), firstBlock: Int(first))
             guard section.firstBlock + section.blockCount <= blocks else { throw .unreadable("section \(row) has no checksums") }
@@ -103,7 +108,8 @@ final class SnapshotReader: Sendable {
             throw .unreadable("read outside section kind \(section.kind)")
         }
         if count > 0 { try verify(section, from: offset / SnapshotFile.blockSize, through: (offset + count - 1) / SnapshotFile.blockSize) }
-        return UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(file.buffer)[(section.offset + offset)..<(section.offset + offset + count)])
+        return UnsafeRawBufferPointer(
+            rebasing: UnsafeRawBufferPointer(file.buffer)[(section.offset + offset)..<(section.offset + offset + count)])
     }
 
     /// Checks the blocks `first...last` of a section that are not checked yet.

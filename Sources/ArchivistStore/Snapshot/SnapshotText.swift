@@ -10,7 +10,7 @@ struct SnapshotText {
 
     init(_ reader: SnapshotReader, documentCount: Int) throws(SnapshotDamage) {
         guard let terms = reader.section(.terms), let heap = reader.section(.termHeap), let postings = reader.section(.textPostings),
-              terms.length % SnapshotBuilder.termRowSize == 0
+            terms.length % SnapshotBuilder.termRowSize == 0
         else { throw .unreadable("snapshot text index: sections missing") }
         self.reader = reader
         self.heap = heap
@@ -24,7 +24,7 @@ struct SnapshotText {
         let r = BinaryReader(buffer: terms)
         let at = index * SnapshotBuilder.termRowSize
         guard let offset = r.uint32(at: at), let length = r.uint32(at: at + 4), let start = r.uint32(at: at + 8),
-              let count = r.uint32(at: at + 12), UInt64(start) + UInt64(count) <= UInt64(postings.length / 8)
+            let count = r.uint32(at: at + 12), UInt64(start) + UInt64(count) <= UInt64(postings.length / 8)
         else { throw .unreadable("snapshot term \(index) out of bounds") }
         return (try reader.bytes(of: heap, at: Int(offset), count: Int(length)), Int(start), Int(count))
     }

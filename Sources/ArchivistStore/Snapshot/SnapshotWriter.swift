@@ -15,8 +15,9 @@ struct SnapshotWriter {
         output.align(to: 8)
         let offset = output.bytes.count
         output.append(contentsOf: body)
-        let section = SnapshotFile.Section(kind: kind.rawValue, field: field, offset: offset, length: body.count,
-                                           firstBlock: blockHashes.count)
+        let section = SnapshotFile.Section(
+            kind: kind.rawValue, field: field, offset: offset, length: body.count,
+            firstBlock: blockHashes.count)
         body.withUnsafeBytes { raw in
             var start = 0
             while start < raw.count {
@@ -29,8 +30,10 @@ struct SnapshotWriter {
     }
 
     /// The whole file: the sections written, then the table, the block checksums and the footer.
-    mutating func finish(documentCount: Int, coverage: SnapshotFile.Coverage, schemaHash: UInt64,
-                         createdAt: Timestamp) -> [UInt8] {
+    mutating func finish(
+        documentCount: Int, coverage: SnapshotFile.Coverage, schemaHash: UInt64,
+        createdAt: Timestamp
+    ) -> [UInt8] {
         output.align(to: 8)
         let tableOffset = output.bytes.count
         for section in sections {

@@ -7,9 +7,10 @@ extension DocumentStore {
             try self.refresh(&state)
             let indexBytes = try fileSystem.status(of: path(FileNames.index))?.size ?? 0
             let bytes = try self.table(try state.entries.totalSize())
-            return StoreStatistics(documents: state.entries.count, documentBytes: bytes, indexBytes: indexBytes,
-                                   indexLines: state.index.lines, deadEntries: state.index.lines - state.entries.count,
-                                   formatVersion: state.metadata.format, projection: state.projection.paths)
+            return StoreStatistics(
+                documents: state.entries.count, documentBytes: bytes, indexBytes: indexBytes,
+                indexLines: state.index.lines, deadEntries: state.index.lines - state.entries.count,
+                formatVersion: state.metadata.format, projection: state.projection.paths)
         }
     }
 
@@ -33,8 +34,9 @@ extension DocumentStore {
         let sorted = try table(try state.entries.sorted())
         let lines = try indexFile.rewrittenBatch(sorted)
         try writeDurably(lines.bytes, to: FileNames.index)
-        state.index = IndexFile.Position(identity: try fileSystem.status(of: indexFile.path)?.identity,
-                                         consumed: lines.bytes.count, lines: lines.count)
+        state.index = IndexFile.Position(
+            identity: try fileSystem.status(of: indexFile.path)?.identity,
+            consumed: lines.bytes.count, lines: lines.count)
         var entries = EntryTable()
         entries.reserveCapacity(sorted.count)
         for (entry, span) in zip(sorted, lines.fieldSpans) {
@@ -78,7 +80,8 @@ extension DocumentStore {
                     continue
                 }
                 guard document.isObject else {
-                    scanned.append(ScannedFile(file: relative, content: .unreadable("a document must be a JSON object, not \(document.typeName)")))
+                    scanned.append(
+                        ScannedFile(file: relative, content: .unreadable("a document must be a JSON object, not \(document.typeName)")))
                     continue
                 }
                 guard case .string(let id)? = document["_id"], DocumentStore.problem(withID: id) == nil else {
@@ -92,10 +95,11 @@ extension DocumentStore {
                 let modified = try fileSystem.status(of: path(relative))?.modified ?? .now()
                 let hash = FNV1a64.hash(bytes)
                 let previous = try table(try known.entry(DocumentID(id)))
-                let entry = IndexEntry(id: id, hash: hash, size: bytes.count,
-                                       storedAt: previous?.storedAt ?? modified,
-                                       updatedAt: previous.flatMap { $0.hash == hash ? $0.updatedAt : nil } ?? modified,
-                                       fields: .inline(projection.fieldsJSON(of: document)))
+                let entry = IndexEntry(
+                    id: id, hash: hash, size: bytes.count,
+                    storedAt: previous?.storedAt ?? modified,
+                    updatedAt: previous.flatMap { $0.hash == hash ? $0.updatedAt : nil } ?? modified,
+                    fields: .inline(projection.fieldsJSON(of: document)))
                 scanned.append(ScannedFile(file: relative, content: .document(entry)))
             }
         }
@@ -173,10 +177,13 @@ extension DocumentStore {
             case .unreadable(let reason):
                 problems.append(StoreProblem(kind: .unreadableDocument, file: file.file, id: nil, detail: reason))
             case .missingID:
-                problems.append(StoreProblem(kind: .missingID, file: file.file, id: nil, detail: "no _id (a non-empty string) in the document"))
+                problems.append(
+                    StoreProblem(kind: .missingID, file: file.file, id: nil, detail: "no _id (a non-empty string) in the document"))
             case .misplaced(let id):
-                problems.append(StoreProblem(kind: .misplacedDocument, file: file.file, id: id,
-                                             detail: "_id \(StoreError.quote(id)) belongs in \(FileNames.documentPath(for: id))"))
+                problems.append(
+                    StoreProblem(
+                        kind: .misplacedDocument, file: file.file, id: id,
+                        detail: "_id \(StoreError.quote(id)) belongs in \(FileNames.documentPath(for: id))"))
             case .document(let found):
                 let key = DocumentID(found.id)
                 seen.insert(key)
@@ -185,23 +192,35 @@ extension DocumentStore {
                     continue
                 }
                 if known.hash != found.hash || known.size != found.size {
-                    problems.append(StoreProblem(kind: .changedDocument, file: file.file, id: found.id,
-                                                 detail: "content differs from the index (hash \(FNV1a64.hex(found.hash)), size \(found.size); index has \(FNV1a64.hex(known.hash)), \(known.size))"))
+                    problems.append(
+                        StoreProblem(
+                            kind: .changedDocument, file: file.file, id: found.id,
+                            detail:
+                                "content differs from the index (hash \(FNV1a64.hex(found.hash)), size \(found.size); index has \(FNV1a64.hex(known.hash)), \(known.size))"
+                        ))
                 } else if try fieldsBytes(of: known) != fieldsBytes(of: found) {
-                    problems.append(StoreProblem(kind: .changedDocument, file: file.file, id: found.id, detail: "projected fields in the index are stale"))
+                    problems.append(
+                        StoreProblem(
+                            kind: .changedDocument, file: file.file, id: found.id, detail: "projected fields in the index are stale"))
                 }
             }
         }
-        for entry in try table(try state.entries.sorted()) where !seen.contains(DocumentID(entry.id)) && !scannedFiles.contains(entry.file) {
-            problems.append(StoreProblem(kind: .missingDocument, file: entry.file, id: entry.id,
-                                         detail: "in the index as \(StoreError.quote(entry.id)) but the file is missing"))
+        for entry in try table(try state.entries.sorted()) where !seen.contains(DocumentID(entry.id)) && !scannedFiles.contains(entry.file)
+        {
+            problems.append(
+                StoreProblem(
+                    kind: .missingDocument, file: entry.file, id: entry.id,
+                    detail: "in the index as \(StoreError.quote(entry.id)) but the file is missing"))
         }
         let journalExists = try journal.exists
         let temporaries = try fileSystem.entries(ofFolder: path(FileNames.temporary)) ?? []
         if !writerActive && (journalExists || !temporaries.isEmpty) {
             // No writer is at work: these are a crash's.
-            problems.append(StoreProblem(kind: .unfinishedWrite, file: journalExists ? FileNames.journal : FileNames.temporary,
-                                         id: nil, detail: "an interrupted write left \(journalExists ? "its journal" : "\(temporaries.count) temporary file(s)")"))
+            problems.append(
+                StoreProblem(
+                    kind: .unfinishedWrite, file: journalExists ? FileNames.journal : FileNames.temporary,
+                    id: nil, detail: "an interrupted write left \(journalExists ? "its journal" : "\(temporaries.count) temporary file(s)")"
+                ))
         }
         return problems.sorted { ($0.file, $0.kind.rawValue) < ($1.file, $1.kind.rawValue) }
     }
@@ -289,4 +308,3 @@ extension DocumentStore {
         }
     }
 }
-

@@ -12,8 +12,10 @@ extension DocumentStore {
     /// missing), holding the writers' lock from the read to the rename. Returning nil leaves the
     /// file as it is. A transform that throws leaves it as it is too.
     @discardableResult
-    public func updateSideFile(named name: String,
-                               _ transform: ([UInt8]?) throws(StoreError) -> [UInt8]?) throws(StoreError) -> [UInt8]? {
+    public func updateSideFile(
+        named name: String,
+        _ transform: ([UInt8]?) throws(StoreError) -> [UInt8]?
+    ) throws(StoreError) -> [UInt8]? {
         let lock = try fileSystem.lockExclusively(path(FileNames.lock), timeout: options.lockTimeout)
         defer { lock.release() }
         let current = try fileSystem.contents(of: path(name))
@@ -35,8 +37,10 @@ extension DocumentStore {
             do {
                 _ = try JSONParser.parse(bytes)
             } catch {
-                problems.append(StoreProblem(kind: .unreadableSideFile, file: name, id: nil,
-                                             detail: "\(error) (not derived data: repair leaves it; fix or remove it by hand)"))
+                problems.append(
+                    StoreProblem(
+                        kind: .unreadableSideFile, file: name, id: nil,
+                        detail: "\(error) (not derived data: repair leaves it; fix or remove it by hand)"))
             }
         }
         return problems

@@ -67,15 +67,24 @@ extension DocumentStore {
     func prepare(_ document: JSONValue, id: String?) -> Result<Prepared, StoreError> {
         let source = id.map { "ID \(StoreError.quote($0))" } ?? "document"
         guard document.isObject else {
-            return .failure(.invalidDocument(source: source, reason: "a document must be a JSON object, not \(document.typeName == "array" ? "an" : "a") \(document.typeName)"))
+            return .failure(
+                .invalidDocument(
+                    source: source,
+                    reason: "a document must be a JSON object, not \(document.typeName == "array" ? "an" : "a") \(document.typeName)"))
         }
         var finalID = id
         if let given = document["_id"] {
             guard case .string(let text) = given, !text.isEmpty else {
-                return .failure(.invalidDocument(source: source, reason: "_id must be a non-empty string, not \(given.typeName == "string" ? "an empty string" : JSONWriter.compactString(given))"))
+                return .failure(
+                    .invalidDocument(
+                        source: source,
+                        reason:
+                            "_id must be a non-empty string, not \(given.typeName == "string" ? "an empty string" : JSONWriter.compactString(given))"
+                    ))
             }
             if let id, !text.utf8.elementsEqual(id.utf8) {
-                return .failure(.invalidDocument(source: source, reason: "_id \(StoreError.quote(text)) in the document differs from the ID"))
+                return .failure(
+                    .invalidDocument(source: source, reason: "_id \(StoreError.quote(text)) in the document differs from the ID"))
             }
             finalID = text
         }
@@ -83,7 +92,8 @@ extension DocumentStore {
         if let problem = Self.problem(withID: resolved) {
             return .failure(.invalidID(id: resolved, reason: problem))
         }
-        return .success(Prepared(id: resolved, document: document["_id"] == nil ? document.setting("_id", to: .string(resolved)) : document))
+        return .success(
+            Prepared(id: resolved, document: document["_id"] == nil ? document.setting("_id", to: .string(resolved)) : document))
     }
 
     /// Why an ID cannot be used, or nil when it can.
@@ -185,7 +195,9 @@ extension DocumentStore {
 
     /// Commits a batch with the lock held: stage it (temporary files), write the journal and sync,
     /// install it (renames, index lines, sync), then drop the journal.
-    func commitLocked(_ operations: [Operation], _ encoded: [Encoded?], _ state: inout State) throws(StoreError) -> [Result<UpsertOutcome, StoreError>] {
+    func commitLocked(
+        _ operations: [Operation], _ encoded: [Encoded?], _ state: inout State
+    ) throws(StoreError) -> [Result<UpsertOutcome, StoreError>] {
         let now = Timestamp.now()
         var batch = try stage(operations, encoded, now: now, &state)
         // A batch that changes nothing writes nothing.
@@ -214,8 +226,10 @@ extension DocumentStore {
 
     /// Decides each operation's outcome and writes each changed document to a temporary file.
     /// On failure the temporary files written so far are removed.
-    private func stage(_ operations: [Operation], _ encoded: [Encoded?], now: Timestamp,
-                       _ state: inout State) throws(StoreError) -> StagedBatch {
+    private func stage(
+        _ operations: [Operation], _ encoded: [Encoded?], now: Timestamp,
+        _ state: inout State
+    ) throws(StoreError) -> StagedBatch {
         var batch = StagedBatch()
         batch.outcomes.reserveCapacity(operations.count)
         do throws(StoreError) {
@@ -244,8 +258,10 @@ extension DocumentStore {
 
     /// Stages one put: unchanged when the same bytes are stored (or staged) already, else the
     /// bytes go to a temporary file (the one this batch already has for the ID, if any).
-    private func stagePut(id: String, _ encoding: Encoded, now: Timestamp, _ batch: inout StagedBatch,
-                          _ state: inout State) throws(StoreError) -> UpsertOutcome {
+    private func stagePut(
+        id: String, _ encoding: Encoded, now: Timestamp, _ batch: inout StagedBatch,
+        _ state: inout State
+    ) throws(StoreError) -> UpsertOutcome {
         let key = DocumentID(id)
         let bytes = encoding.bytes
         let existing = try table(try batch.current(key, in: state.entries))
@@ -254,8 +270,9 @@ extension DocumentStore {
             if stored == nil { stored = try fileSystem.contents(of: path(existing.file)) }
             if stored == bytes { return .unchanged }
         }
-        let entry = IndexEntry(id: id, hash: encoding.hash, size: bytes.count, storedAt: existing?.storedAt ?? now,
-                               updatedAt: now, fields: .inline(encoding.fieldsJSON))
+        let entry = IndexEntry(
+            id: id, hash: encoding.hash, size: bytes.count, storedAt: existing?.storedAt ?? now,
+            updatedAt: now, fields: .inline(encoding.fieldsJSON))
         let temporaryFolder = path(FileNames.temporary)
         if !batch.temporaryFolderReady {
             try fileSystem.createFolder(temporaryFolder)
@@ -276,8 +293,10 @@ extension DocumentStore {
 
     /// Renames each changed document into place (or unlinks it), appends the index lines, and
     /// makes both durable with one sync; only then is the batch done.
-    private func install(_ changes: [DocumentID], _ batch: inout StagedBatch, now: Timestamp,
-                         _ state: inout State) throws(StoreError) {
+    private func install(
+        _ changes: [DocumentID], _ batch: inout StagedBatch, now: Timestamp,
+        _ state: inout State
+    ) throws(StoreError) {
         var lines = IndexFile.Batch()
         for key in changes {
             let planned = batch.pending[key]!
@@ -347,7 +366,10 @@ extension DocumentStore {
         }
         if derived == nil && known == nil { return nil }
         if let derived, let known, derived.hasSameContent(as: known),
-           try fieldsBytes(of: derived) == fieldsBytes(of: known) { return nil }
+            try fieldsBytes(of: derived) == fieldsBytes(of: known)
+        {
+            return nil
+        }
         try table(try state.entries.set(key, derived))
         return derived.map { .entry($0) } ?? .removal(id)
     }
@@ -365,10 +387,12 @@ extension DocumentStore {
         let relative = FileNames.documentPath(for: id)
         guard let bytes = try fileSystem.contents(of: path(relative)) else { return .missing }
         guard let document = try? JSONParser.parse(bytes),
-              case .string(let storedID)? = document["_id"], storedID.utf8.elementsEqual(id.utf8)
+            case .string(let storedID)? = document["_id"], storedID.utf8.elementsEqual(id.utf8)
         else { return .unreadable }
         let modified = try fileSystem.status(of: path(relative))?.modified ?? .now()
-        return .entry(IndexEntry(id: id, hash: FNV1a64.hash(bytes), size: bytes.count, storedAt: storedAt ?? modified,
-                                 updatedAt: modified, fields: .inline(projection.fieldsJSON(of: document))))
+        return .entry(
+            IndexEntry(
+                id: id, hash: FNV1a64.hash(bytes), size: bytes.count, storedAt: storedAt ?? modified,
+                updatedAt: modified, fields: .inline(projection.fieldsJSON(of: document))))
     }
 }

@@ -1,9 +1,10 @@
+import Dispatch
+import Foundation
+import Synchronization
+
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #endif
-import Foundation
-import Dispatch
-import Synchronization
 
 /// A folder of JSON documents, one file per document, with an index of them loaded in memory.
 ///
@@ -61,8 +62,10 @@ public final class DocumentStore: Sendable {
     /// A crash left by an earlier writer is recovered here: temporary files are removed and the
     /// index entries of the interrupted batch are rederived from the documents. An unreadable index
     /// is rebuilt from the documents; a folder of a newer format is refused.
-    public init(folder: String, schema: StoreSchema, options: Options = Options(),
-                fileSystem: any FileSystem = POSIXFileSystem()) throws(StoreError) {
+    public init(
+        folder: String, schema: StoreSchema, options: Options = Options(),
+        fileSystem: any FileSystem = POSIXFileSystem()
+    ) throws(StoreError) {
         self.folder = folder
         self.schema = schema
         self.fileSystem = fileSystem
@@ -74,7 +77,8 @@ public final class DocumentStore: Sendable {
         }
         let metadataPath = folder + "/" + FileNames.metadata
         let existing = try fileSystem.contents(of: metadataPath)
-        let metadata = try existing.map { (bytes) throws(StoreError) in try StoreMetadata.decode(bytes, path: metadataPath, schema: schema) }
+        let metadata = try existing.map { (bytes) throws(StoreError) in try StoreMetadata.decode(bytes, path: metadataPath, schema: schema)
+        }
         state = Mutex(State(metadata: metadata ?? StoreMetadata(createdAt: .now(), projection: schema.projection)))
         if existing == nil {
             try writeMetadataIfMissing()
@@ -246,10 +250,12 @@ public final class DocumentStore: Sendable {
             state.index = position
             state.entries = entries
         }
-        return try indexFile.readAll(into: &position, reset: {
-            entries = EntryTable()
-            entries.reserveCapacity(expected / 400)
-        }, apply: { lines in Self.apply(lines, to: &entries) })
+        return try indexFile.readAll(
+            into: &position,
+            reset: {
+                entries = EntryTable()
+                entries.reserveCapacity(expected / 400)
+            }, apply: { lines in Self.apply(lines, to: &entries) })
     }
 
     /// Applies decoded index lines to the entries: the last line for an ID wins.

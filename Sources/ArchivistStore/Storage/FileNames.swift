@@ -80,7 +80,7 @@ public enum FileNames {
         if let tilde = stem.firstIndex(of: "~") {
             let type = String(stem[..<tilde])
             guard !type.isEmpty, type.utf8.allSatisfy({ $0 >= 97 && $0 <= 122 }),
-                  let rest = unescape(String(stem[stem.index(after: tilde)...])), !rest.isEmpty
+                let rest = unescape(String(stem[stem.index(after: tilde)...])), !rest.isEmpty
             else { return nil }
             let id = "nyt://\(type)/\(rest)"
             return self.stem(for: id) == stem ? id : nil
@@ -132,8 +132,8 @@ public enum FileNames {
         while let byte = iterator.next() {
             if byte == UInt8(ascii: "%") {
                 guard let high = iterator.next(), let low = iterator.next(),
-                      let value = Hex.value([high, low]).map(UInt8.init),
-                      hexByte(value) == String(decoding: [high, low], as: UTF8.self)
+                    let value = Hex.value([high, low]).map(UInt8.init),
+                    hexByte(value) == String(decoding: [high, low], as: UTF8.self)
                 else { return nil }
                 bytes.append(value)
             } else if isPlain(byte) {

@@ -1,9 +1,10 @@
+import Dispatch
+
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Dispatch
 
 /// The owner of `index.jsonl`, the store's append-only record of every change: the grammar of its
 /// lines (`docs/FORMAT.md`, "index.jsonl"), decoding them on all cores, reading the file while
@@ -99,10 +100,11 @@ extension IndexFile {
 
     /// A removal line (without its newline).
     static func removalLine(id: String, at time: Timestamp) -> [UInt8] {
-        JSONWriter.compactBytes(.object([
-            JSONMember(key: "id", value: .string(id)),
-            JSONMember(key: "removed_at", value: .string(time.description)),
-        ]))
+        JSONWriter.compactBytes(
+            .object([
+                JSONMember(key: "id", value: .string(id)),
+                JSONMember(key: "removed_at", value: .string(time.description)),
+            ]))
     }
 
     /// Lines being assembled for one write, with where each entry's fields land in them.
@@ -136,8 +138,10 @@ extension IndexFile {
 // MARK: Decoding
 
 extension IndexFile {
-    static let knownKeys: [(name: String, bytes: [UInt8])] = ["id", "file", "hash", "size", "stored_at", "updated_at", "fields", "removed_at"]
-        .map { ($0, Array($0.utf8)) }
+    static let knownKeys: [(name: String, bytes: [UInt8])] = [
+        "id", "file", "hash", "size", "stored_at", "updated_at", "fields", "removed_at",
+    ]
+    .map { ($0, Array($0.utf8)) }
 
     /// The members of one line as they are read, before they make an entry.
     private struct Members {
@@ -177,16 +181,20 @@ extension IndexFile {
         guard members.valid, let id = members.id, !id.isEmpty else { return nil }
         if members.removed { return .removal(id) }
         guard let hash = members.hash, let size = members.size, let storedAt = members.storedAt,
-              let updatedAt = members.updatedAt else { return nil }
-        let reference = members.fields.map { FieldsReference.indexFile(offset: lineOffset + $0.lowerBound, length: $0.count) }
+            let updatedAt = members.updatedAt
+        else { return nil }
+        let reference =
+            members.fields.map { FieldsReference.indexFile(offset: lineOffset + $0.lowerBound, length: $0.count) }
             ?? .inline(Array("{}".utf8))
         return .entry(IndexEntry(id: id, hash: hash, size: size, storedAt: storedAt, updatedAt: updatedAt, fields: reference))
     }
 
     /// Reads one member of a line. Keys and the short string values are compared and read as
     /// bytes: no String is made for them (this runs on every line at every open).
-    private static func readMember(_ reader: inout JSONParser.Reader, _ line: UnsafeBufferPointer<UInt8>,
-                                   into members: inout Members) throws(JSONSyntaxError) {
+    private static func readMember(
+        _ reader: inout JSONParser.Reader, _ line: UnsafeBufferPointer<UInt8>,
+        into members: inout Members
+    ) throws(JSONSyntaxError) {
         let keyBytes = UnsafeBufferPointer(rebasing: line[try reader.memberKey()])
         let key = knownKeys.first { $0.bytes.elementsEqual(keyBytes) }?.name ?? "?"
         let start = reader.index
@@ -229,8 +237,10 @@ extension IndexFile {
 
     /// The span of the fields object starting at `start`. It is written last, so its span runs to
     /// the line's closing brace and need not be parsed; when anything follows it, it is skipped.
-    private static func fieldsSpan(_ reader: inout JSONParser.Reader, _ line: UnsafeBufferPointer<UInt8>,
-                                   from start: Int) throws(JSONSyntaxError) -> Range<Int> {
+    private static func fieldsSpan(
+        _ reader: inout JSONParser.Reader, _ line: UnsafeBufferPointer<UInt8>,
+        from start: Int
+    ) throws(JSONSyntaxError) -> Range<Int> {
         var end = line.count
         while end > start, [0x20, 0x09, 0x0D].contains(line[end - 1]) { end -= 1 }
         if end - 1 > start, line[end - 1] == UInt8(ascii: "}"), line[end - 2] == UInt8(ascii: "}") {
@@ -268,8 +278,11 @@ extension IndexFile {
             let share = (ranges.count + workers - 1) / max(workers, 1)
             DispatchQueue.concurrentPerform(iterations: workers) { worker in
                 for index in (worker * share)..<min(ranges.count, (worker + 1) * share) {
-                    decoded.set(index, decodeOne(UnsafeBufferPointer(rebasing: shared[ranges[index]]),
-                                                 lineOffset: baseOffset + ranges[index].lowerBound))
+                    decoded.set(
+                        index,
+                        decodeOne(
+                            UnsafeBufferPointer(rebasing: shared[ranges[index]]),
+                            lineOffset: baseOffset + ranges[index].lowerBound))
                 }
             }
             var lines: [Line] = []

@@ -1,9 +1,10 @@
+import Foundation
+
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Foundation
 
 /// The real file system, through POSIX calls (no `FileManager`, whose writes fsync every file).
 public struct POSIXFileSystem: FileSystem {
@@ -193,8 +194,9 @@ public struct POSIXFileSystem: FileSystem {
             throw Self.failure(path, "stat")
         }
         let ms = Int64(info.st_mtim.tv_sec) * 1000 + Int64(info.st_mtim.tv_nsec) / 1_000_000
-        return FileStatus(size: Int(info.st_size), modified: Timestamp(milliseconds: ms),
-                          identity: UInt64(info.st_ino), isFolder: (info.st_mode & S_IFMT) == S_IFDIR)
+        return FileStatus(
+            size: Int(info.st_size), modified: Timestamp(milliseconds: ms),
+            identity: UInt64(info.st_ino), isFolder: (info.st_mode & S_IFMT) == S_IFDIR)
     }
 
     /// fsync(2) on a file or folder.
@@ -236,7 +238,8 @@ public struct POSIXFileSystem: FileSystem {
             }
             let waited = Date().timeIntervalSince(start)
             if waited >= timeout {
-                let holder = (try? contents(of: path)).flatMap { $0 }.map { String(decoding: $0, as: UTF8.self) }?
+                let holder =
+                    (try? contents(of: path)).flatMap { $0 }.map { String(decoding: $0, as: UTF8.self) }?
                     .trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
                 close(fd)
                 throw StoreError.locked(path: path, holder: holder.isEmpty ? "another process" : "pid \(holder)", waitedSeconds: waited)

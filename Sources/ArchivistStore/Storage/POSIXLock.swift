@@ -1,9 +1,10 @@
+import Synchronization
+
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Synchronization
 
 /// A held flock.
 final class POSIXLock: FileLockToken, Sendable {

@@ -20,11 +20,12 @@ public struct StoreMetadata: Sendable, Equatable {
 
     /// The file's bytes.
     func encoded() -> [UInt8] {
-        JSONWriter.prettyBytes(.object([
-            JSONMember(key: "created_at", value: .string(createdAt.description)),
-            JSONMember(key: "format", value: .number(String(format))),
-            JSONMember(key: "projection", value: .array(projection.paths.map { .string($0) })),
-        ]))
+        JSONWriter.prettyBytes(
+            .object([
+                JSONMember(key: "created_at", value: .string(createdAt.description)),
+                JSONMember(key: "format", value: .number(String(format))),
+                JSONMember(key: "projection", value: .array(projection.paths.map { .string($0) })),
+            ]))
     }
 
     /// Reads the file's bytes; `path` is for messages. A file without a projection has the

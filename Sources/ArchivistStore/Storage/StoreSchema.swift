@@ -16,8 +16,10 @@ public struct StoreSchema: Sendable, Equatable {
     public var sideFiles: [String]
 
     /// A schema.
-    public init(projection: Projection, longPaths: Set<String> = [], textSearch: TextSearch = TextSearch(fields: []),
-                sideFiles: [String] = []) {
+    public init(
+        projection: Projection, longPaths: Set<String> = [], textSearch: TextSearch = TextSearch(fields: []),
+        sideFiles: [String] = []
+    ) {
         self.projection = projection
         self.longPaths = longPaths
         self.textSearch = textSearch

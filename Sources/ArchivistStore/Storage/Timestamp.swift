@@ -63,10 +63,10 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
             return value
         }
         guard bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"), bytes[10] == UInt8(ascii: "T"),
-              bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":"),
-              let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
-              let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
-              ISODate.isValid(year: year, month: month, day: day), hour < 24, minute < 60, second < 61
+            bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":"),
+            let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
+            let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
+            ISODate.isValid(year: year, month: month, day: day), hour < 24, minute < 60, second < 61
         else { return nil }
         var fraction: Int64 = 0
         if bytes.count > 20 {

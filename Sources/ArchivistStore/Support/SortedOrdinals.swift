@@ -16,7 +16,13 @@ func merge(_ a: [Int32], _ b: [Int32]) -> [Int32] {
     result.reserveCapacity(a.count + b.count)
     var i = 0, j = 0
     while i < a.count || j < b.count {
-        if j >= b.count || (i < a.count && a[i] < b[j]) { result.append(a[i]); i += 1 } else if i >= a.count || b[j] < a[i] { result.append(b[j]); j += 1 } else { result.append(a[i]); i += 1; j += 1 }
+        if j >= b.count || (i < a.count && a[i] < b[j]) {
+            result.append(a[i]); i += 1
+        } else if i >= a.count || b[j] < a[i] {
+            result.append(b[j]); j += 1
+        } else {
+            result.append(a[i]); i += 1; j += 1
+        }
     }
     return result
 }

@@ -17,7 +17,8 @@ enum ScalarFolding {
         if scalar == "\u{2019}" || scalar == "\u{02BC}" {
             kind = .apostrophe
         } else if scalar.properties.isAlphabetic || scalar.properties.numericType != nil {
-            let folded = String(Character(scalar)).folding(options: [.caseInsensitive, .diacriticInsensitive, .widthInsensitive], locale: nil)
+            let folded = String(Character(scalar)).folding(
+                options: [.caseInsensitive, .diacriticInsensitive, .widthInsensitive], locale: nil)
             kind = folded.isEmpty ? .separator : .word(folded)
         } else if scalar.properties.generalCategory == .nonspacingMark {
             kind = .word("")
