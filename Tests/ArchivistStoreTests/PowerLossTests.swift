@@ -95,6 +95,8 @@ struct PowerLossTests {
         var name: String
         var setup: [Step]
         var steps: [Step]
+        /// The options of the stores the scenario runs in.
+        var options = DocumentStore.Options()
 
         /// The documents after `completed` steps under test (0: the starting state).
         func state(after completed: Int) -> Documents {
@@ -157,6 +159,10 @@ struct PowerLossTests {
         mutating func compact() {
             steps.append(Step(name: "compact", run: { store in try store.compact() }, after: documents))
         }
+
+        mutating func merge() {
+            steps.append(Step(name: "merge", run: { store in try store.merge() }, after: documents))
+        }
     }
 
     /// An empty store, then three batches of ten documents.
@@ -218,14 +224,29 @@ struct PowerLossTests {
         return Scenario(name: "compact", setup: setup.steps, steps: steps.steps)
     }
 
+    /// Snapshots written and installed: an explicit merge, writes after it, merges inside
+    /// commits (a threshold of four changes), then a compaction, which writes a new one.
+    static func mergeScenario() -> Scenario {
+        var setup = thirtyStored()
+        setup.upsert("setup update", (0..<3).map { article($0, revision: 1) })
+        var steps = StepBuilder(setup.documents)
+        steps.merge()
+        steps.put(article(7, revision: 2))
+        steps.remove("remove two", [articleID(11), articleID(12)])
+        steps.upsert("batch that merges", (13..<18).map { article($0, revision: 2) } + [article(31)])
+        steps.compact()
+        return Scenario(name: "merge", setup: setup.steps, steps: steps.steps, options: .init(mergeThreshold: 4))
+    }
+
     /// The names of the scenarios above, the arguments of the tests that run each of them.
-    static let scenarioNames = ["import", "update", "remove", "compact"]
+    static let scenarioNames = ["import", "update", "remove", "compact", "merge"]
 
     static func scenario(named name: String) -> Scenario {
         switch name {
         case "import": importScenario()
         case "update": updateScenario()
         case "remove": removeScenario()
+        case "merge": mergeScenario()
         default: compactScenario()
         }
     }
@@ -235,7 +256,7 @@ struct PowerLossTests {
     /// A fresh model file system holding the scenario's starting state (acknowledged, so durable).
     static func startingState(_ scenario: Scenario) throws -> FaultInjectingFileSystem {
         let fileSystem = FaultInjectingFileSystem()
-        let store = try DocumentStore(folder: dataFolder, schema: .nyt, fileSystem: fileSystem)
+        let store = try DocumentStore(folder: dataFolder, schema: .nyt, options: scenario.options, fileSystem: fileSystem)
         for step in scenario.setup { try step.run(store) }
         #expect(fileSystem.refusedOperationCount == 0)
         return fileSystem
@@ -261,11 +282,15 @@ struct PowerLossTests {
         var completed = 0
         var threw = false
         do {
-            let store = try DocumentStore(folder: dataFolder, schema: .nyt, fileSystem: fileSystem)
+            let store = try DocumentStore(folder: dataFolder, schema: .nyt, options: scenario.options, fileSystem: fileSystem)
             for step in scenario.steps {
                 try step.run(store)
                 // A call during which the process died never returned: it is not acknowledged.
-                if fileSystem.refusedOperationCount > 0 { break }
+                // (An automatic merge after a commit does not fail the commit: its failure is kept.)
+                if fileSystem.refusedOperationCount > 0 {
+                    threw = store.lastMergeFailure != nil
+                    break
+                }
                 completed += 1
             }
         } catch {
@@ -354,6 +379,9 @@ struct PowerLossTests {
 
         let indexed = Set(try store.entries().map(\.id))
         #expect(indexed.isSubset(of: universe), "\(context): unknown documents \(indexed.subtracting(universe).sorted())")
+        // A snapshot, when the store starts from one, holds what the log alone says.
+        let logOnly = try DocumentStore(folder: folder, schema: .nyt, options: .init(usesSnapshot: false), fileSystem: fileSystem)
+        #expect(try logOnly.entries() == store.entries(), "\(context): the snapshot and the log disagree")
 
         var sawOld = false
         var sawNew = false
@@ -433,7 +461,7 @@ struct PowerLossTests {
     // MARK: Tests
 
     @Test(
-        "a crash at any point of an import, update, removal or compaction keeps each document old or new",
+        "a crash at any point of an import, update, removal, compaction or merge keeps each document old or new",
         arguments: scenarioNames)
     func crashDuringCalls(_ name: String) throws {
         try Self.exerciseEveryCrashPoint(Self.scenario(named: name))

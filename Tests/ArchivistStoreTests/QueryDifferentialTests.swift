@@ -28,9 +28,24 @@ fileprivate struct Dice {
 
 // MARK: - The store under test
 
+/// Where a store under test answers from: the whole log read into memory, a snapshot alone, or a
+/// snapshot with documents added, updated and removed after it in the log.
+enum StorageMode: String, CaseIterable, Sendable, CustomStringConvertible {
+    case logOnly = "log only"
+    case snapshotOnly = "snapshot only"
+    case snapshotAndLog = "snapshot and log"
+
+    var description: String { rawValue }
+
+    /// The options of a store in this mode (no automatic merges: the fixture merges when it wants).
+    var options: DocumentStore.Options {
+        .init(lockTimeout: 5, mergeThreshold: 0, usesSnapshot: self != .logOnly)
+    }
+}
+
 /// A store on a test folder, opened as every store of these tests is.
-fileprivate func openStore(in folder: TemporaryFolder) throws -> DocumentStore {
-    try DocumentStore(folder: folder.data, schema: .nyt, options: .init(lockTimeout: 5))
+fileprivate func openStore(in folder: TemporaryFolder, mode: StorageMode = .logOnly) throws -> DocumentStore {
+    try DocumentStore(folder: folder.data, schema: .nyt, options: mode.options)
 }
 
 /// Stores the documents in one batch; each one the store refuses is an issue.
@@ -157,10 +172,34 @@ final class QueryFixture {
         }
     }
 
-    init(seed: UInt64, count: Int) throws {
-        store = try openStore(in: folder)
+    /// Where the store answers from.
+    let mode: StorageMode
+
+    init(seed: UInt64, count: Int, mode: StorageMode = .logOnly) throws {
+        self.mode = mode
+        let writer = try openStore(in: folder, mode: mode)
         var generator = ArticleGenerator(seed: seed)
-        try storeAll(generator.documents(count) + Self.edgeDocuments, in: store)
+        let generated = generator.documents(count)
+        switch mode {
+        case .logOnly:
+            try storeAll(generated + Self.edgeDocuments, in: writer)
+        case .snapshotOnly:
+            try storeAll(generated + Self.edgeDocuments, in: writer)
+            try writer.merge()
+        case .snapshotAndLog:
+            // Most documents in the snapshot; after it, new ones, changed ones and removals.
+            try storeAll(generated, in: writer)
+            try writer.merge()
+            try storeAll(Self.edgeDocuments, in: writer)
+            let ids = generated.compactMap { $0["_id"]?.stringValue }
+            let changed = stride(from: 0, to: ids.count, by: 7).map { index in
+                generated[index].setting("section_name", to: .string(index % 2 == 0 ? "Changed After" : "Sports"))
+            }
+            try storeAll(changed, in: writer)
+            try writer.remove(stride(from: 3, to: ids.count, by: 11).map { ids[$0] })
+        }
+        // A freshly opened store reads what the folder holds: the snapshot and the log after it.
+        store = try openStore(in: folder, mode: mode)
         let ids = try byBytes(store.entries().map(\.id))
         var documents: [JSONValue] = []
         for id in ids {
@@ -513,9 +552,9 @@ fileprivate func describeDifference(_ actual: [(value: JSONValue, count: Int)], 
     static let seeds: [UInt64] = [20_150_701, 20_190_215]
     static let documentCount = 400
 
-    @Test("find and count through the indexes return exactly the IDs a plain scan matches", arguments: seeds)
-    func findMatchesAPlainScan(seed: UInt64) throws {
-        let fixture = try QueryFixture(seed: seed, count: Self.documentCount)
+    @Test("find and count through the indexes return exactly the IDs a plain scan matches", arguments: seeds, StorageMode.allCases)
+    func findMatchesAPlainScan(seed: UInt64, mode: StorageMode) throws {
+        let fixture = try QueryFixture(seed: seed, count: Self.documentCount, mode: mode)
         var generator = QueryGenerator(seed: seed ^ 0xF11, documents: fixture.documents)
         var mismatches = Mismatches()
         let rounds = 260
@@ -547,7 +586,7 @@ fileprivate func describeDifference(_ actual: [(value: JSONValue, count: Int)], 
             if filter.hasTextSearch, freshSearches < 12 {
                 // The first text search of a freshly opened store may take another path than later ones.
                 freshSearches += 1
-                let fresh = try openStore(in: fixture.folder).find(Query(filter: filter))
+                let fresh = try openStore(in: fixture.folder, mode: fixture.mode).find(Query(filter: filter))
                 if byBytes(fresh.ids) != expected {
                     mismatches.record(
                         "seed \(seed) round \(round): find(\(filter)) as the first query of a freshly opened store differs from the scan: \(difference(byBytes(fresh.ids), expected))"
@@ -560,9 +599,11 @@ fileprivate func describeDifference(_ actual: [(value: JSONValue, count: Int)], 
         #expect(nonEmpty > rounds / 3, "only \(nonEmpty) of \(rounds) filters matched anything")
     }
 
-    @Test("sorted, skipped and limited queries return the scan sorted with ValueOrder.sortCompare, ties by ID", arguments: seeds)
-    func sortedWindowsMatchASortedScan(seed: UInt64) throws {
-        let fixture = try QueryFixture(seed: seed, count: Self.documentCount)
+    @Test(
+        "sorted, skipped and limited queries return the scan sorted with ValueOrder.sortCompare, ties by ID", arguments: seeds,
+        StorageMode.allCases)
+    func sortedWindowsMatchASortedScan(seed: UInt64, mode: StorageMode) throws {
+        let fixture = try QueryFixture(seed: seed, count: Self.documentCount, mode: mode)
         var generator = QueryGenerator(seed: seed ^ 0x5027, documents: fixture.documents)
         var values: [String: [JSONValue?]] = [:]
         for path in QueryGenerator.sortPaths { values[path] = fixture.documents.map { sortValue($0, path) } }
@@ -602,9 +643,9 @@ fileprivate func describeDifference(_ actual: [(value: JSONValue, count: Int)], 
         mismatches.summarize("sorted queries", of: rounds)
     }
 
-    @Test("facet counts per value what counting the scanned documents gives", arguments: seeds)
-    func facetsMatchCountingTheScan(seed: UInt64) throws {
-        let fixture = try QueryFixture(seed: seed, count: Self.documentCount)
+    @Test("facet counts per value what counting the scanned documents gives", arguments: seeds, StorageMode.allCases)
+    func facetsMatchCountingTheScan(seed: UInt64, mode: StorageMode) throws {
+        let fixture = try QueryFixture(seed: seed, count: Self.documentCount, mode: mode)
         var generator = QueryGenerator(seed: seed ^ 0xFACE7, documents: fixture.documents)
         var mismatches = Mismatches()
         let paths = [

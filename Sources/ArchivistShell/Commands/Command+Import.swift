@@ -25,7 +25,14 @@ extension Command {
         let source = try ImportSource(opening: invocation.positionals[0], for: invocation, shell: shell)
         defer { source.close() }
         let importer = Importer(source: source, invocation: invocation, shell: shell)
+        // One snapshot at the end rather than one every few batches: a bulk load merges once.
+        let store = try shell.store()
+        store.defersMerges = true
+        defer { store.defersMerges = false }
         try importer.storeDocuments()
+        store.defersMerges = false
+        // The snapshot is derived data: when it cannot be written, the import still stands.
+        try? store.merge(ifDue: true)
         try importer.report()
     }
 }

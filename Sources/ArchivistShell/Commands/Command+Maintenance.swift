@@ -17,6 +17,9 @@ extension Command {
                 ("dead_entries", .int(stats.deadEntries)),
                 ("format_version", .int(stats.formatVersion)),
                 ("projection", .array(stats.projection.map { .string($0) })),
+                ("snapshot_bytes", .int(stats.snapshotBytes)),
+                ("snapshot_documents", stats.snapshotDocuments.map { .int($0) } ?? .null),
+                ("changes_after_snapshot", .int(stats.changesAfterSnapshot)),
             ]), to: shell.output)
     }
 

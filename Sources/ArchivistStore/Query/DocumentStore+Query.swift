@@ -3,7 +3,7 @@ extension DocumentStore {
     /// (rebuilt only when the documents changed; columns are read from the index file on demand).
     public func queryIndex(loading paths: Set<String> = []) throws(StoreError) -> QueryIndex {
         try queryCache.withLock { (cache: inout (key: IndexGeneration, index: QueryIndex)?) throws(StoreError) -> QueryIndex in
-            try state.withLock { (state: inout State) throws(StoreError) -> QueryIndex in
+            try withState { (state: inout State) throws(StoreError) -> QueryIndex in
                 var attempts = 0
                 while true {
                     try self.refresh(&state)

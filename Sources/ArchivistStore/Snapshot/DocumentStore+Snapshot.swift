@@ -10,15 +10,89 @@ extension DocumentStore {
     /// The bytes of a snapshot of the documents as the index holds them now: every entry whose
     /// fields are in the index file, covering the file up to what has been read of it.
     func snapshotBytes() throws(StoreError) -> [UInt8] {
-        let index = try queryIndex(loading: Set(projection.paths))
-        let columns = index.columns
-        return try state.withLock { (state: inout State) throws(StoreError) -> [UInt8] in
-            let coverage = try self.coverage(of: state.index)
-            return SnapshotBuilder.build(
-                entries: index.entries, projection: index.projection, textSearch: index.textSearch,
-                columns: columns, coverage: coverage,
-                schemaHash: Self.schemaHash(projection: index.projection, textSearch: index.textSearch))
+        try state.withLock { (state: inout State) throws(StoreError) -> [UInt8] in
+            try self.refresh(&state)
+            return try self.snapshotBytes(&state)
         }
+    }
+
+    /// The bytes of a snapshot of `state`'s entries (every one's fields in the index file).
+    func snapshotBytes(_ state: inout State) throws(StoreError) -> [UInt8] {
+        let entries = try table(try state.entries.sorted())
+        let paths = state.projection.paths
+        let columns = try readColumns(paths, of: entries, &state)
+        return SnapshotBuilder.build(
+            entries: entries, projection: state.projection, textSearch: schema.textSearch, columns: columns,
+            coverage: try coverage(of: state.index),
+            schemaHash: Self.schemaHash(projection: state.projection, textSearch: schema.textSearch))
+    }
+
+    /// Writes a snapshot of the state's entries (the lock held, every line of the index read),
+    /// aside, synced and renamed into place; the state then starts from it.
+    func writeSnapshot(_ state: inout State) throws(StoreError) {
+        let bytes = try snapshotBytes(&state)
+        try writeDurably(bytes, to: FileNames.snapshot)
+        if let loaded = try? MappedSnapshot(SnapshotReader(FileBytes(bytes))) {
+            state.entries = EntryTable(snapshot: loaded)
+        }
+    }
+
+    /// Writes a new snapshot of the index now (under the writers' lock), so that opening the store
+    /// reads nothing of the log; with `ifDue`, only when the log after the current snapshot has
+    /// grown past the merge threshold.
+    public func merge(ifDue: Bool = false) throws(StoreError) {
+        let lock = try fileSystem.lockExclusively(path(FileNames.lock), timeout: options.lockTimeout)
+        defer { lock.release() }
+        try state.withLock { (state: inout State) throws(StoreError) in
+            try self.refresh(&state, lockHeld: true)
+            try self.recoverLocked(&state)
+            if ifDue, state.entries.overlay.count < max(1, options.mergeThreshold) { return }
+            try self.writeSnapshot(&state)
+        }
+    }
+
+    /// Why the last automatic merge failed, or nil (such a failure does not fail the write it
+    /// followed; the next writer tries again).
+    public var lastMergeFailure: StoreError? {
+        state.withLock { $0.lastMergeFailure }
+    }
+
+    /// Whether writes wait for `merge()` to write a new snapshot (a bulk import sets it for its
+    /// batches, then merges once).
+    public var defersMerges: Bool {
+        get { state.withLock { $0.deferMerges } }
+        set { state.withLock { $0.deferMerges = newValue } }
+    }
+
+    /// Writes a new snapshot when the log after the current one has grown past the merge
+    /// threshold (the lock held). A failure leaves the old snapshot, which stays correct.
+    func mergeIfDue(_ state: inout State) {
+        guard options.mergeThreshold > 0, state.entries.overlay.count >= options.mergeThreshold, !state.deferMerges else { return }
+        do {
+            try writeSnapshot(&state)
+            state.lastMergeFailure = nil
+        } catch {
+            // The commit before it stands: a snapshot is only ever an accelerator.
+            state.lastMergeFailure = error
+        }
+    }
+
+    /// The snapshot in the folder, mapped, when it holds the index as it is: built with this
+    /// projection and text search, of this index file (identity, and the same bytes before the
+    /// offset it covers); nil otherwise (missing, stale, foreign or damaged: derived data, rebuilt
+    /// by the next writer).
+    func currentSnapshot(projection: Projection) throws(StoreError) -> MappedSnapshot? {
+        guard let file = try fileSystem.mappedContents(of: path(FileNames.snapshot)),
+            let reader = try? SnapshotReader(file), let snapshot = try? MappedSnapshot(reader),
+            reader.schemaHash == Self.schemaHash(projection: projection, textSearch: schema.textSearch),
+            snapshot.paths == projection.paths,
+            let status = try fileSystem.status(of: indexFile.path), status.identity == reader.coverage.identity,
+            status.size >= reader.coverage.offset
+        else { return nil }
+        let position = IndexFile.Position(
+            identity: reader.coverage.identity, consumed: reader.coverage.offset, lines: reader.coverage.lines)
+        guard try coverage(of: position).tailHash == reader.coverage.tailHash else { return nil }
+        return snapshot
     }
 
     /// What a snapshot made at `position` of the index file covers.
@@ -28,5 +102,48 @@ extension DocumentStore {
         return SnapshotFile.Coverage(
             identity: position.identity ?? 0, offset: position.consumed, lines: position.lines,
             tailHash: WordHash.hash(tail))
+    }
+
+    /// What is wrong with the snapshot, for `check`: every block is read against its checksum,
+    /// and a current snapshot's entries are compared with what the log says up to the point it
+    /// covers. A stale snapshot is not a problem: the store does not use it.
+    func snapshotProblems() throws(StoreError) -> [StoreProblem] {
+        guard let file = try fileSystem.mappedContents(of: path(FileNames.snapshot)) else { return [] }
+        func problem(_ detail: String) -> [StoreProblem] {
+            [
+                StoreProblem(
+                    kind: .damagedSnapshot, file: FileNames.snapshot, id: nil, detail: detail + " (derived data: repair writes a new one)")
+            ]
+        }
+        let snapshot: MappedSnapshot
+        do throws(SnapshotDamage) {
+            let reader = try SnapshotReader(file)
+            try reader.verifyAll()
+            snapshot = try MappedSnapshot(reader)
+        } catch {
+            return problem(error.description)
+        }
+        let projection = state.withLock { $0.projection }
+        guard try currentSnapshot(projection: projection) != nil else { return [] }
+        var position = IndexFile.Position()
+        var fromLog = EntryTable()
+        let load = try indexFile.readAll(
+            into: &position, upTo: snapshot.reader.coverage.offset, reset: { fromLog = EntryTable() },
+            apply: { lines in try? fromLog.apply(lines) })
+        guard load == .loaded, position.consumed == snapshot.reader.coverage.offset, position.lines == snapshot.reader.coverage.lines else {
+            return problem("the log does not read to the point the snapshot covers")
+        }
+        do throws(SnapshotDamage) {
+            let expected = try fromLog.sorted()
+            guard expected.count == snapshot.count else {
+                return problem("holds \(snapshot.count) documents, the log \(expected.count) at the point it covers")
+            }
+            for (ordinal, entry) in expected.enumerated() where try snapshot.entry(at: ordinal) != entry {
+                return problem("entry \(ordinal) (ID \(StoreError.quote(entry.id))) differs from the log")
+            }
+        } catch {
+            return problem(error.description)
+        }
+        return []
     }
 }

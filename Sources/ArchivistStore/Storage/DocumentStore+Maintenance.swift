@@ -3,14 +3,18 @@ import Foundation
 extension DocumentStore {
     /// Counts of the folder.
     public func statistics() throws(StoreError) -> StoreStatistics {
-        try state.withLock { (state: inout State) throws(StoreError) -> StoreStatistics in
+        try withState { (state: inout State) throws(StoreError) -> StoreStatistics in
             try self.refresh(&state)
             let indexBytes = try fileSystem.status(of: path(FileNames.index))?.size ?? 0
             let bytes = try self.table(try state.entries.totalSize())
-            return StoreStatistics(
+            var statistics = StoreStatistics(
                 documents: state.entries.count, documentBytes: bytes, indexBytes: indexBytes,
                 indexLines: state.index.lines, deadEntries: state.index.lines - state.entries.count,
                 formatVersion: state.metadata.format, projection: state.projection.paths)
+            statistics.snapshotBytes = try fileSystem.status(of: path(FileNames.snapshot))?.size ?? 0
+            statistics.snapshotDocuments = state.entries.snapshot?.count
+            statistics.changesAfterSnapshot = state.index.lines - (state.entries.snapshot?.reader.coverage.lines ?? 0)
+            return statistics
         }
     }
 
@@ -20,7 +24,7 @@ extension DocumentStore {
     public func compact() throws(StoreError) -> Int {
         let lock = try fileSystem.lockExclusively(path(FileNames.lock), timeout: options.lockTimeout)
         defer { lock.release() }
-        return try state.withLock { (state: inout State) throws(StoreError) -> Int in
+        return try withState(lockHeld: true) { (state: inout State) throws(StoreError) -> Int in
             try self.refresh(&state, lockHeld: true)
             try self.recoverLocked(&state)
             let dead = state.index.lines - state.entries.count
@@ -45,6 +49,8 @@ extension DocumentStore {
             try? entries.set(span.id, moved)
         }
         state.entries = entries
+        // The old snapshot covered the old file: a new one starts from the new file.
+        if options.mergeThreshold > 0 { try writeSnapshot(&state) }
     }
 
     /// A document file found by scanning the documents folder.
@@ -133,7 +139,7 @@ extension DocumentStore {
     /// place before their index lines: those named in its journal are not problems, and anything
     /// found is confirmed by a second pass after picking up the writer's progress.
     public func check() throws(StoreError) -> [StoreProblem] {
-        try checkDocuments() + sideFileProblems()
+        try checkDocuments() + sideFileProblems() + snapshotProblems()
     }
 
     private func checkDocuments() throws(StoreError) -> [StoreProblem] {

@@ -116,14 +116,16 @@ extension DocumentStore {
         var encoded = Self.encode(operations, projection: projection)
         let lock = try fileSystem.lockExclusively(path(FileNames.lock), timeout: options.lockTimeout)
         defer { lock.release() }
-        return try state.withLock { (state: inout State) throws(StoreError) in
+        return try withState(lockHeld: true) { (state: inout State) throws(StoreError) in
             try self.refresh(&state, lockHeld: true)
             try self.recoverLocked(&state)
             if state.projection != projection {
                 projection = state.projection
                 encoded = Self.encode(operations, projection: projection)
             }
-            return try self.commitLocked(operations, encoded, &state)
+            let outcomes = try self.commitLocked(operations, encoded, &state)
+            self.mergeIfDue(&state)
+            return outcomes
         }
     }
 

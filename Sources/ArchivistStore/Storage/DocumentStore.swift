@@ -16,10 +16,18 @@ public final class DocumentStore: Sendable {
     public struct Options: Sendable {
         /// How long a writer waits for another process's write lock, in seconds.
         public var lockTimeout: Double
+        /// A writer writes a new snapshot once this many changes follow the current one in the
+        /// log (0: never, as a reader-only store or a test of the log alone wants).
+        public var mergeThreshold: Int
+        /// Whether the store starts from a snapshot when there is a usable one (false: it reads
+        /// the whole log, as a test of the log alone wants).
+        public var usesSnapshot: Bool
 
-        /// Options with defaults: a 10 s lock wait.
-        public init(lockTimeout: Double = 10) {
+        /// Options with defaults: a 10 s lock wait, a new snapshot every 4,096 changes.
+        public init(lockTimeout: Double = 10, mergeThreshold: Int = 4096, usesSnapshot: Bool = true) {
             self.lockTimeout = lockTimeout
+            self.mergeThreshold = mergeThreshold
+            self.usesSnapshot = usesSnapshot
         }
     }
 
@@ -39,6 +47,12 @@ public final class DocumentStore: Sendable {
         /// How far the index file has been read.
         var index = IndexFile.Position()
         var knownBuckets: Set<String> = []
+        /// Whether merges wait for `merge()` (a bulk import in progress).
+        var deferMerges = false
+        /// Whether the snapshot was found damaged: the store reads the whole log from then on.
+        var refusesSnapshot = false
+        /// Why the last automatic merge failed.
+        var lastMergeFailure: StoreError?
         var temporaryCounter = 0
 
         var projection: Projection { metadata.projection }
@@ -99,6 +113,22 @@ public final class DocumentStore: Sendable {
 
     // MARK: Reading
 
+    /// Runs `body` on the state (under its lock). When it finds the snapshot damaged, the store
+    /// stops using it (for the rest of the process: the next writer writes a new one), reads the
+    /// whole log instead, and runs `body` once more: a damaged snapshot costs time, never an answer.
+    func withState<T>(lockHeld: Bool = false, _ body: (inout State) throws(StoreError) -> T) throws(StoreError) -> T {
+        try state.withLock { (state: inout State) throws(StoreError) -> T in
+            do throws(StoreError) {
+                return try body(&state)
+            } catch {
+                guard case .damagedSnapshot = error else { throw error }
+                state.refusesSnapshot = true
+                try self.reopen(&state, lockHeld: lockHeld)
+                return try body(&state)
+            }
+        }
+    }
+
     /// Runs a read of the entry table, reporting a damaged snapshot as a store error.
     func table<T>(_ body: @autoclosure () throws(SnapshotDamage) -> T) throws(StoreError) -> T {
         do {
@@ -118,7 +148,7 @@ public final class DocumentStore: Sendable {
     /// The number of live documents.
     public var count: Int {
         get throws(StoreError) {
-            try state.withLock { (state: inout State) throws(StoreError) -> Int in
+            try withState { (state: inout State) throws(StoreError) -> Int in
                 try self.refresh(&state)
                 return state.entries.count
             }
@@ -132,7 +162,7 @@ public final class DocumentStore: Sendable {
 
     /// The index entry of a document, or nil when there is none.
     public func entry(forID id: String) throws(StoreError) -> IndexEntry? {
-        try state.withLock { (state: inout State) throws(StoreError) -> IndexEntry? in
+        try withState { (state: inout State) throws(StoreError) -> IndexEntry? in
             try self.refresh(&state)
             return try self.table(try state.entries.entry(DocumentID(id)))
         }
@@ -140,7 +170,7 @@ public final class DocumentStore: Sendable {
 
     /// Every index entry, sorted by ID bytes.
     public func entries() throws(StoreError) -> [IndexEntry] {
-        try state.withLock { (state: inout State) throws(StoreError) -> [IndexEntry] in
+        try withState { (state: inout State) throws(StoreError) -> [IndexEntry] in
             try self.refresh(&state)
             return try self.table(try state.entries.sorted())
         }
@@ -243,6 +273,7 @@ public final class DocumentStore: Sendable {
     /// Reads the whole index into `state`, replacing what it held.
     @discardableResult
     func loadIndex(_ state: inout State) throws(StoreError) -> IndexFile.Load {
+        if try loadFromSnapshot(&state) { return .loaded }
         let expected = (try? fileSystem.status(of: indexFile.path))??.size ?? 0
         var position = IndexFile.Position()
         var entries = EntryTable()
@@ -255,13 +286,27 @@ public final class DocumentStore: Sendable {
             reset: {
                 entries = EntryTable()
                 entries.reserveCapacity(expected / 400)
-            }, apply: { lines in Self.apply(lines, to: &entries) })
+            }, apply: { lines in try? entries.apply(lines) })
     }
 
-    /// Applies decoded index lines to the entries: the last line for an ID wins.
-    static func apply(_ lines: [IndexFile.Line], to entries: inout EntryTable) {
-        // Without a snapshot nothing is read from a file, so nothing can fail.
-        try? entries.apply(lines)
+    /// Starts the state from the current snapshot and the log lines after it; false (the state
+    /// untouched) when there is no usable snapshot or the log after it cannot be followed.
+    func loadFromSnapshot(_ state: inout State) throws(StoreError) -> Bool {
+        guard options.usesSnapshot, !state.refusesSnapshot, let snapshot = try currentSnapshot(projection: state.projection) else {
+            return false
+        }
+        var entries = EntryTable(snapshot: snapshot)
+        var position = IndexFile.Position(
+            identity: snapshot.reader.coverage.identity, consumed: snapshot.reader.coverage.offset,
+            lines: snapshot.reader.coverage.lines)
+        var damage: SnapshotDamage?
+        let progress = try indexFile.follow(&position) { lines in
+            do throws(SnapshotDamage) { try entries.apply(lines) } catch { damage = error }
+        }
+        guard progress != .replaced, damage == nil else { return false }
+        state.entries = entries
+        state.index = position
+        return true
     }
 
     /// Picks up index lines other processes appended, or reads everything again when the index
@@ -271,16 +316,19 @@ public final class DocumentStore: Sendable {
         var entries = EntryTable()
         swap(&entries, &state.entries)
         var position = state.index
+        var damage: SnapshotDamage?
         let progress: IndexFile.Progress
         do {
-            progress = try indexFile.follow(&position) { lines in Self.apply(lines, to: &entries) }
+            progress = try indexFile.follow(&position) { lines in
+                do throws(SnapshotDamage) { try entries.apply(lines) } catch { damage = error }
+            }
         } catch {
             swap(&entries, &state.entries)
             throw error
         }
         swap(&entries, &state.entries)
         state.index = position
-        if progress == .replaced { try reopen(&state, lockHeld: lockHeld) }
+        if progress == .replaced || damage != nil { try reopen(&state, lockHeld: lockHeld) }
     }
 
     /// Reads everything again, as at open (another process compacted or rebuilt the index).

@@ -28,6 +28,15 @@ struct EntryTable {
 
     /// Sets (or, with nil, removes) the entry of an ID.
     mutating func set(_ key: DocumentID, _ entry: IndexEntry?) throws(SnapshotDamage) {
+        guard snapshot != nil else {
+            // All in memory: one hash lookup (this runs for every line of the log at open).
+            if let entry {
+                if overlay.updateValue(entry, forKey: key) == nil { count += 1 }
+            } else if overlay.removeValue(forKey: key) != nil {
+                count -= 1
+            }
+            return
+        }
         let wasLive: Bool
         if let change = overlay[key] {
             wasLive = change != nil
@@ -37,11 +46,7 @@ struct EntryTable {
         } else {
             wasLive = false
         }
-        if snapshot == nil, entry == nil {
-            overlay[key] = nil
-        } else {
-            overlay[key] = .some(entry)
-        }
+        overlay[key] = .some(entry)
         count += (entry != nil ? 1 : 0) - (wasLive ? 1 : 0)
     }
 

@@ -326,10 +326,11 @@ extension IndexFile {
 // MARK: Reading, appending, rewriting
 
 extension IndexFile {
-    /// Reads every complete line of the file, a chunk at a time, handing each chunk's lines to
+    /// Reads every complete line of the file (of its first `end` bytes), a chunk at a time, handing each chunk's lines to
     /// `apply` in order; `position` ends where the reading stopped. `reset` is called before each
     /// attempt: the whole file is read again when it is replaced while it is read (compaction).
-    func readAll(into position: inout Position, reset: () -> Void, apply: ([Line]) -> Void) throws(StoreError) -> Load {
+    func readAll(into position: inout Position, upTo end: Int = .max, reset: () -> Void, apply: ([Line]) -> Void) throws(StoreError) -> Load
+    {
         attempts: for _ in 0..<5 {
             reset()
             position = Position()
@@ -337,7 +338,9 @@ extension IndexFile {
             position.identity = before.identity
             var chunkSize = 16 << 20
             reading: while true {
-                guard let chunk = try fileSystem.contents(of: path, from: position.consumed, limit: chunkSize) else {
+                let limit = min(chunkSize, end - position.consumed)
+                guard limit > 0 else { break reading }
+                guard let chunk = try fileSystem.contents(of: path, from: position.consumed, limit: limit) else {
                     continue attempts
                 }
                 switch Self.decodeLines(chunk, baseOffset: position.consumed, firstLine: position.lines + 1) {
@@ -349,7 +352,7 @@ extension IndexFile {
                     apply(decoded.lines)
                     position.lines += decoded.lines.count
                     position.consumed += decoded.consumed
-                    if chunk.count < chunkSize { break reading }
+                    if chunk.count < limit { break reading }
                     // A line longer than the chunk: read a larger chunk.
                     if decoded.consumed == 0 { chunkSize *= 2 }
                 }

@@ -21,6 +21,9 @@ public struct StoreProblem: Sendable, Equatable, CustomStringConvertible {
         /// A side file (saved searches, the API request counter) is not valid JSON. `repair`
         /// leaves it for a person to fix: it is not derived data.
         case unreadableSideFile = "unreadable-side-file"
+        /// The snapshot (`index.snapshot`, derived data) is damaged, or disagrees with the log.
+        /// The store does not use it; `repair` writes a new one.
+        case damagedSnapshot = "damaged-snapshot"
     }
 
     /// What kind of problem.

@@ -14,4 +14,10 @@ public struct StoreStatistics: Sendable, Equatable {
     public var formatVersion: Int
     /// The projected fields.
     public var projection: [String]
+    /// Bytes of the snapshot file (0 when there is none).
+    public var snapshotBytes: Int = 0
+    /// Documents the snapshot the store started from holds (nil: the store read the whole log).
+    public var snapshotDocuments: Int?
+    /// Changes in the log after that snapshot (all of them when there is none).
+    public var changesAfterSnapshot: Int = 0
 }
