@@ -174,3 +174,57 @@ struct SnapshotTests {
         }
     }
 }
+
+/// Queries answered from the snapshot's structures and the log after it (not by the fallback):
+/// the same answers as a store that reads the whole log.
+@Suite("snapshot queries")
+struct SnapshotQueryTests {
+    static let filters: [String] = [
+        "section_name = Sports", "section_name in (Sports, World) and pub_date >= 2015-01-01",
+        "pub_date >= 2015-01-01 and pub_date < 2016-01-01", "pub_date = 2015-07-01", "word_count > 500",
+        "not section_name = Sports", "section_name = Sports or news_desk = Foreign", "keywords.value = 'Politics and Government'",
+        "keywords.value != 'Politics and Government'", "headline.main ~ knicks", "section_name exists", "byline.original missing",
+        #""election""#, #""election" and section_name = U.S."#, "section_name > M",
+    ]
+
+    @Test("filters, orders, windows and facets come from the segments and agree with the log", arguments: StorageMode.allCases)
+    func segmentsAgreeWithTheLog(_ mode: StorageMode) throws {
+        guard mode != .logOnly else { return }
+        let fixture = try QueryFixture(seed: 77, count: 600, mode: mode)
+        let logOnly = try DocumentStore(folder: fixture.folder.data, schema: .nyt, options: StorageMode.logOnly.options)
+        let store = fixture.store
+        for text in Self.filters {
+            let filter = try FilterParser.parse(text)
+            let needed = QueryIndex.neededPaths(filter: filter, sort: [], textSearch: store.schema.textSearch)
+            let segments = try #require(try store.segments(loading: needed.union(["pub_date"])))
+            // A field with arrays inside its values (a keyword whose value is a list) is answered the slow way.
+            let nested = try filter.paths.contains { try segments.snapshot.snapshot.field($0)?.hasNestedArrays == true }
+            for query in [
+                Query(filter: filter), Query(filter: filter, skip: 3, limit: 7),
+                Query(filter: filter, sort: [SortKey("pub_date", descending: true)], limit: 10),
+                Query(filter: filter, sort: [SortKey("pub_date")], skip: 5, limit: 5),
+            ] {
+                if nested {
+                    #expect(try store.segmentedFind(query, segments) == nil, "\(text)")
+                    continue
+                }
+                let answered = try #require(try store.segmentedFind(query, segments), "\(text) was not answered from the segments")
+                let expected = try logOnly.find(query)
+                #expect(answered.ids == expected.ids, "\(text) \(query.sort) \(query.skip) \(String(describing: query.limit))")
+                #expect(answered.total == expected.total, "\(text)")
+            }
+            #expect(try store.count(matching: filter).count == logOnly.count(matching: filter).count, "\(text)")
+            for path in ["section_name", "keywords.value", "word_count"] {
+                let facetSegments = try #require(try store.segments(loading: needed.union([path])))
+                // A field with arrays inside its values (a keyword whose value is a list) is counted the slow way.
+                if try nested || #require(try facetSegments.snapshot.snapshot.field(path)).hasNestedArrays { continue }
+                let answered = try #require(try store.segmentedFacet(path, matching: filter, facetSegments), "facet \(path) \(text)")
+                let expected = try logOnly.facet(path, matching: filter).values
+                #expect(
+                    answered.map { JSONWriter.compactString($0.value) } == expected.map { JSONWriter.compactString($0.value) },
+                    "\(path) \(text)")
+                #expect(answered.map(\.count) == expected.map(\.count), "\(path) \(text)")
+            }
+        }
+    }
+}

@@ -36,7 +36,11 @@ extension DocumentStore {
     /// The documents matching a query, in order. Answered from the in-memory projection; a query
     /// naming a path the projection lacks reads the documents instead (see `scannedPaths`).
     public func find(_ query: Query) throws(StoreError) -> QueryResult {
-        let index = try queryIndex(loading: QueryIndex.neededPaths(filter: query.filter, sort: query.sort, textSearch: schema.textSearch))
+        let needed = QueryIndex.neededPaths(filter: query.filter, sort: query.sort, textSearch: schema.textSearch)
+        if let answer = try fromSegments(needed, { (segments) throws(SnapshotDamage) in try self.segmentedFind(query, segments) }) {
+            return answer
+        }
+        let index = try queryIndex(loading: needed)
         let missing = index.missingPaths(filter: query.filter, sort: query.sort)
         if missing.isEmpty {
             let matches = index.matching(query.filter)
@@ -70,6 +74,12 @@ extension DocumentStore {
 
     /// How many documents match a filter, and the paths that had to be read from disk.
     public func count(matching filter: Filter) throws(StoreError) -> (count: Int, scannedPaths: [String]) {
+        let needed = QueryIndex.neededPaths(filter: filter, textSearch: schema.textSearch)
+        let counted = try fromSegments(needed) { (segments) throws(SnapshotDamage) -> Int? in
+            guard let matches = try segments.snapshot.matching(filter) else { return nil }
+            return matches.count + segments.tail.matching(filter).count
+        }
+        if let counted { return (counted, []) }
         let index = try queryIndex(loading: QueryIndex.neededPaths(filter: filter, textSearch: schema.textSearch))
         let missing = index.missingPaths(filter: filter)
         if missing.isEmpty { return (index.matching(filter).count, []) }
@@ -83,7 +93,13 @@ extension DocumentStore {
     ) throws(StoreError)
         -> (values: [(value: JSONValue, count: Int)], scannedPaths: [String])
     {
-        let index = try queryIndex(loading: QueryIndex.neededPaths(filter: filter, textSearch: schema.textSearch).union([path]))
+        let needed = QueryIndex.neededPaths(filter: filter, textSearch: schema.textSearch).union([path])
+        if let counts = try fromSegments(
+            needed, { (segments) throws(SnapshotDamage) in try self.segmentedFacet(path, matching: filter, segments) })
+        {
+            return (limit.map { Array(counts.prefix($0)) } ?? counts, [])
+        }
+        let index = try queryIndex(loading: needed)
         let filterMissing = index.missingPaths(filter: filter)
         let missing = Set(filterMissing + (index.isProjected(path) ? [] : [path])).sorted()
         var counts: [(value: JSONValue, count: Int)]
@@ -103,6 +119,26 @@ extension DocumentStore {
         }
         if let limit { counts = Array(counts.prefix(limit)) }
         return (counts, missing)
+    }
+
+    /// Answers from the segments when the store starts from a snapshot and every path the query
+    /// needs is projected; nil to answer it the other way (no snapshot, a path outside the
+    /// projection, a filter the snapshot cannot answer exactly, or a damaged snapshot, which the
+    /// store then stops using).
+    func fromSegments<T>(_ paths: Set<String>, _ answer: (Segments) throws(SnapshotDamage) -> T?) throws(StoreError) -> T? {
+        guard options.usesSnapshot else { return nil }
+        let projection = self.projection
+        guard paths.allSatisfy({ $0 == "_id" || projection.paths.contains($0) }) else { return nil }
+        guard let segments = try segments(loading: paths) else { return nil }
+        do throws(SnapshotDamage) {
+            return try answer(segments)
+        } catch {
+            try withState { (state: inout State) throws(StoreError) in
+                state.refusesSnapshot = true
+                try self.reopen(&state, lockHeld: false)
+            }
+            return nil
+        }
     }
 
     /// A document read for a scan through the entry the query index holds: one read, without the

@@ -3,13 +3,16 @@
 struct FacetTally {
     private var counts: [DocumentID: (JSONValue, Int)] = [:]
 
-    /// Counts one document's values at the path.
-    mutating func add(_ values: [JSONValue]) {
+    /// Counts one document's values at the path; returns the keys of the values it counted.
+    @discardableResult
+    mutating func add(_ values: [JSONValue]) -> [DocumentID] {
         if values.count == 1, !values[0].isArray {
-            counts[QueryIndex.exactKey(values[0]), default: (values[0], 0)].1 += 1
-            return
+            let key = QueryIndex.exactKey(values[0])
+            counts[key, default: (values[0], 0)].1 += 1
+            return [key]
         }
         var seen: Set<DocumentID> = []
+        var keys: [DocumentID] = []
         for value in values {
             let items: [JSONValue]
             if case .array(let elements) = value { items = elements } else { items = [value] }
@@ -17,8 +20,15 @@ struct FacetTally {
                 let key = QueryIndex.exactKey(item)
                 guard seen.insert(key).inserted else { continue }
                 counts[key, default: (item, 0)].1 += 1
+                keys.append(key)
             }
         }
+        return keys
+    }
+
+    /// The counts by value key (each with the first value seen for it).
+    var entries: [DocumentID: (value: JSONValue, count: Int)] {
+        counts.mapValues { (value: $0.0, count: $0.1) }
     }
 
     /// Most frequent first, ties by value.

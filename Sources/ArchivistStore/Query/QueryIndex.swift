@@ -310,11 +310,7 @@ public final class QueryIndex: Sendable {
     public func order(_ matches: [Int32], query: Query) -> [Int32] {
         if query.sort.isEmpty {
             if case let terms = Self.textTerms(query.filter), !terms.isEmpty {
-                let index = built.withLock { $0.textIndex }
-                let columns = self.columns
-                let scores = matches.map { ordinal in
-                    index.map { $0.score(terms, ordinal: ordinal) } ?? textScore(terms, ordinal: Int(ordinal), in: columns) ?? 0
-                }
+                let scores = self.scores(terms, of: matches)
                 let order = matches.indices.sorted { scores[$0] != scores[$1] ? scores[$0] > scores[$1] : matches[$0] < matches[$1] }
                 return query.window(order.map { matches[$0] })
             }
@@ -347,6 +343,15 @@ public final class QueryIndex: Sendable {
             return matches[a] < matches[b]
         }
         return query.window(order.map { matches[$0] })
+    }
+
+    /// The relevance of each of `matches` for the terms (see `textScore`).
+    func scores(_ terms: [String], of matches: [Int32]) -> [Double] {
+        let index = built.withLock { $0.textIndex }
+        let columns = self.columns
+        return matches.map { ordinal in
+            index.map { $0.score(terms, ordinal: ordinal) } ?? textScore(terms, ordinal: Int(ordinal), in: columns) ?? 0
+        }
     }
 
     /// A document's relevance for terms (the summed field weights of their occurrences), or nil

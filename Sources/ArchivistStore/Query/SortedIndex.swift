@@ -27,11 +27,13 @@ struct SortedIndex {
 
     /// The keys a document sorts under, from the values found at the path: the same keys
     /// `ValueOrder.sortKey` chooses from, the elements of a single array value, else each value
-    /// found (an empty array is a key of its own); and whether one of them is itself an array.
+    /// found (an empty array is a key of its own); and whether one of them is itself a non-empty array.
     static func keys(of found: [JSONValue]) -> (keys: [JSONValue], hasNestedArrays: Bool) {
         var keys = found
         if found.count == 1, case .array(let elements) = found[0], !elements.isEmpty { keys = elements }
-        return (keys, keys.contains(where: { $0.isArray }))
+        // An empty array is a key of its own (it sorts first) and has no elements a comparison
+        // could look at; any other array among the keys does.
+        return (keys, keys.contains { if case .array(let elements) = $0 { return !elements.isEmpty } else { return false } })
     }
 
     /// The first position where `isAfter` turns true (it must be false then true along the keys).

@@ -4,7 +4,7 @@
 /// postings and weights (`docs/FORMAT.md`, "index.snapshot").
 ///
 /// The dictionary holds what a `SortedIndex` holds, grouped by value: one row per distinct value
-/// (told apart as `=` tells them apart), in `SortableKey` order; walking its rows in order and
+/// (per spelling: equal numbers spelt apart are rows that tie), in `SortableKey` order; walking its rows in order and
 /// their postings is walking the sorted index, and a row's postings are what an equality index
 /// gives for its value.
 enum SnapshotBuilder {
@@ -25,6 +25,9 @@ enum SnapshotBuilder {
     enum FieldFlag {
         /// Some document has an array among its sort keys: ranges and equality are left to a scan.
         static let nestedArrays: UInt64 = 1
+        /// Some document has more than one value at the path, or an array: a condition on the whole
+        /// value (`$size`, `$all`, `$ne`...) cannot be answered one dictionary row at a time.
+        static let arrayValued: UInt64 = 2
     }
 
     /// The bytes of a row of the dictionary.
@@ -93,15 +96,20 @@ enum SnapshotBuilder {
         var groupOf: [DocumentID: Int] = [:]
         var missing: [UInt32] = []
         var nested = false
+        var arrayValued = false
         for (ordinal, value) in values.enumerated() {
-            let (keys, hasNested) = SortedIndex.keys(of: Projection.resolvedValues(value))
+            let found = Projection.resolvedValues(value)
+            if !arrayValued, found.count > 1 || found.contains(where: \.isArray) { arrayValued = true }
+            let (keys, hasNested) = SortedIndex.keys(of: found)
             nested = nested || hasNested
             if keys.isEmpty {
                 missing.append(UInt32(ordinal))
                 continue
             }
             for key in keys {
-                let exact = QueryIndex.exactKey(key)
+                // One row per spelling: `879` and `879.0` are equal (and sort as ties), but a facet
+                // shows the spelling of the first document that has it.
+                let exact = DocumentID(JSONWriter.compactString(key))
                 if let group = groupOf[exact] {
                     if groups[group].ordinals.last != UInt32(ordinal) { groups[group].ordinals.append(UInt32(ordinal)) }
                 } else {
@@ -142,7 +150,7 @@ enum SnapshotBuilder {
             start += group.ordinals.count
         }
         // The field's flags, after the last row.
-        rows.append(nested ? FieldFlag.nestedArrays : 0)
+        rows.append((nested ? FieldFlag.nestedArrays : 0) | (arrayValued ? FieldFlag.arrayValued : 0))
         rows.append(UInt64(groups.count))
         rows.append(UInt64(0))
         rows.append(UInt64(0))

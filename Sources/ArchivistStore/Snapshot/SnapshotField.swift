@@ -29,6 +29,8 @@ struct SnapshotField {
     let rowCount: Int
     /// Whether some document has an array among its sort keys (then ranges and equality are left to a scan).
     let hasNestedArrays: Bool
+    /// Whether some document has several values at the path, or an array.
+    let isArrayValued: Bool
     private let documentCount: Int
 
     init(_ reader: SnapshotReader, field: UInt32, documentCount: Int) throws(SnapshotDamage) {
@@ -45,6 +47,7 @@ struct SnapshotField {
         rowCount = (dictionary.length - 32) / SnapshotBuilder.dictionaryRowSize
         guard trailer.uint64(at: 8) == UInt64(rowCount) else { throw .unreadable("snapshot field \(field): row count mismatch") }
         hasNestedArrays = (trailer.uint64(at: 0) ?? 0) & SnapshotBuilder.FieldFlag.nestedArrays != 0
+        isArrayValued = (trailer.uint64(at: 0) ?? 0) & SnapshotBuilder.FieldFlag.arrayValued != 0
     }
 
     /// Row `index` (0 ..< rowCount).
@@ -115,14 +118,21 @@ struct SnapshotField {
     /// The rows whose value is `value` as `=` tells values apart (exactly the equality index's
     /// documents for it).
     func rows(equalTo value: JSONValue) throws(SnapshotDamage) -> [Row] {
+        var found: [Row] = []
+        for index in try rowIndexes(equalTo: value) { found.append(try row(index)) }
+        return found
+    }
+
+    /// The indexes of the rows `rows(equalTo:)` gives.
+    func rowIndexes(equalTo value: JSONValue) throws(SnapshotDamage) -> [Int] {
         let key = SortableKey(value, ordinal: 0)
         let wanted = QueryIndex.exactKey(value)
         var position = try partition { (row) throws(SnapshotDamage) in try compare(row, key) >= 0 }
-        var found: [Row] = []
+        var found: [Int] = []
         while position < rowCount {
             let candidate = try row(position)
             if try compare(candidate, key) != 0 { break }
-            if let stored = try self.value(of: candidate), QueryIndex.exactKey(stored) == wanted { found.append(candidate) }
+            if let stored = try self.value(of: candidate), QueryIndex.exactKey(stored) == wanted { found.append(position) }
             position += 1
         }
         return found
@@ -146,6 +156,11 @@ struct SnapshotField {
         result.reserveCapacity(total)
         for (ordinal, marked) in marks.enumerated() where marked { result.append(UInt32(ordinal)) }
         return (result, isExact)
+    }
+
+    /// The rows a comparison may hold for, as ranges of rows (nil when the dictionary cannot say).
+    func rowRangesFor(_ condition: Condition) throws(SnapshotDamage) -> [Range<Int>]? {
+        try rowRanges(condition)?.0
     }
 
     /// The rows a comparison may hold for, as ranges of rows, and whether exactly those hold.
@@ -203,6 +218,11 @@ struct SnapshotField {
     /// Visits each ordinal once in sort order (ties by ordinal), until `body` returns false. As
     /// `SortedIndex.walk`: ascending meets a document at its least value, descending at its greatest.
     func walk(descending: Bool, _ body: (UInt32) -> Bool) throws(SnapshotDamage) {
+        try walkRows(descending: descending) { ordinal, _ in body(ordinal) }
+    }
+
+    /// `walk`, with the row each document is met at (its sort key's row).
+    func walkRows(descending: Bool, _ body: (UInt32, Int) -> Bool) throws(SnapshotDamage) {
         var seen = [Bool](repeating: false, count: documentCount)
         var end = descending ? rowCount : 0
         while descending ? end > 0 : end < rowCount {
@@ -218,12 +238,14 @@ struct SnapshotField {
                 while stop < rowCount, try row(stop).tiesWithPrevious { stop += 1 }
                 end = stop
             }
-            var group: [UInt32] = []
-            for index in start..<stop { group.append(contentsOf: try ordinals(of: try row(index))) }
-            if stop - start > 1 { group.sort() }
-            for ordinal in group where !seen[Int(ordinal)] {
+            var group: [(ordinal: UInt32, row: Int)] = []
+            for index in start..<stop {
+                for ordinal in try ordinals(of: try row(index)) { group.append((ordinal, index)) }
+            }
+            if stop - start > 1 { group.sort { $0.ordinal < $1.ordinal } }
+            for (ordinal, index) in group where !seen[Int(ordinal)] {
                 seen[Int(ordinal)] = true
-                if !body(ordinal) { return }
+                if !body(ordinal, index) { return }
             }
         }
     }

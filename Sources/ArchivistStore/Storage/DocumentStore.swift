@@ -40,6 +40,8 @@ public final class DocumentStore: Sendable {
     let state: Mutex<State>
     /// The last query index built, with the index state it was built from.
     let queryCache = Mutex<(key: IndexGeneration, index: QueryIndex)?>(nil)
+    /// The segments last built (when the store starts from a snapshot), with the index state.
+    let segmentCache = Mutex<(key: IndexGeneration, segments: Segments)?>(nil)
 
     struct State {
         var metadata: StoreMetadata

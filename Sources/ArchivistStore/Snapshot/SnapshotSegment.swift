@@ -1,0 +1,201 @@
+/// The live documents of a snapshot (those no later line of the log supersedes), answering
+/// filters from the snapshot's structures alone: an exact set of ordinals, or nil when the
+/// structures cannot answer a filter exactly (the store then answers it the slow way).
+///
+/// A condition on a field whose documents each hold at most one value is answered one dictionary
+/// row at a time: a row's documents match exactly when its value does. On a field with several
+/// values per document (keywords), only conditions that ask whether some value matches are, and
+/// their negations.
+struct SnapshotSegment {
+    let snapshot: MappedSnapshot
+    /// The ordinals that are live.
+    let live: OrdinalSet
+    let textSearch: TextSearch
+
+    /// The live documents of `snapshot`, all but `superseded`.
+    init(_ snapshot: MappedSnapshot, superseded: Set<Int>, textSearch: TextSearch) {
+        self.snapshot = snapshot
+        var live = OrdinalSet(capacity: snapshot.count, full: true)
+        for ordinal in superseded { live.remove(ordinal) }
+        self.live = live
+        self.textSearch = textSearch
+    }
+
+    /// The live documents matching `filter`, or nil when the snapshot cannot say exactly.
+    func matching(_ filter: Filter) throws(SnapshotDamage) -> OrdinalSet? {
+        guard var found = try evaluate(filter) else { return nil }
+        found.formIntersection(live)
+        return found
+    }
+
+    private func evaluate(_ filter: Filter) throws(SnapshotDamage) -> OrdinalSet? {
+        switch filter {
+        case .all:
+            return OrdinalSet(capacity: snapshot.count, full: true)
+        case .and(let filters):
+            var result = OrdinalSet(capacity: snapshot.count, full: true)
+            for child in filters {
+                guard let set = try evaluate(child) else { return nil }
+                result.formIntersection(set)
+            }
+            return result
+        case .or(let filters):
+            var result = OrdinalSet(capacity: snapshot.count)
+            for child in filters {
+                guard let set = try evaluate(child) else { return nil }
+                result.formUnion(set)
+            }
+            return result
+        case .nor(let filters):
+            var result = OrdinalSet(capacity: snapshot.count, full: true)
+            for child in filters {
+                guard let set = try evaluate(child) else { return nil }
+                result.subtract(set)
+            }
+            return result
+        case .text(let search):
+            return try textMatches(TextFolding.tokens(search))
+        case .field(let path, let conditions):
+            if path == "_id" { return try idMatches(conditions) }
+            guard let field = try snapshot.field(path), !field.hasNestedArrays else { return nil }
+            var result = OrdinalSet(capacity: snapshot.count, full: true)
+            for condition in conditions {
+                guard let set = try matches(condition, in: field) else { return nil }
+                result.formIntersection(set)
+            }
+            return result
+        }
+    }
+
+    /// Documents holding every term.
+    private func textMatches(_ terms: [String]) throws(SnapshotDamage) -> OrdinalSet {
+        var result = OrdinalSet(capacity: snapshot.count)
+        if terms.isEmpty { return result }
+        let text = try snapshot.text()
+        var lists: [UnsafeBufferPointer<SIMD2<UInt32>>] = []
+        for term in Set(terms) { lists.append(try text.postings(of: term)) }
+        lists.sort { $0.count < $1.count }
+        for posting in lists[0] where posting[0] < UInt32(snapshot.count) { result.insert(Int(posting[0])) }
+        for list in lists.dropFirst() {
+            var next = OrdinalSet(capacity: snapshot.count)
+            for posting in list where posting[0] < UInt32(snapshot.count) && result.contains(Int(posting[0])) {
+                next.insert(Int(posting[0]))
+            }
+            result = next
+        }
+        return result
+    }
+
+    /// `_id = ID` (or `in`) by binary search; other conditions on `_id` are not answered here.
+    private func idMatches(_ conditions: [Condition]) throws(SnapshotDamage) -> OrdinalSet? {
+        var result = OrdinalSet(capacity: snapshot.count, full: true)
+        for condition in conditions {
+            let values: [JSONValue]
+            switch condition {
+            case .eq(let value): values = [value]
+            case .in(let list): values = list
+            default: return nil
+            }
+            var set = OrdinalSet(capacity: snapshot.count)
+            for value in values {
+                guard case .string(let id) = value else { return nil }
+                if let ordinal = try snapshot.ordinal(of: id) { set.insert(ordinal) }
+            }
+            result.formIntersection(set)
+        }
+        return result
+    }
+
+    /// The documents a condition holds for, or nil when a row at a time cannot tell.
+    private func matches(_ condition: Condition, in field: SnapshotField) throws(SnapshotDamage) -> OrdinalSet? {
+        if field.isArrayValued {
+            switch condition {
+            case .ne(let value):
+                return try complement(matches(.eq(value), in: field))
+            case .nin(let values):
+                return try complement(matches(.in(values), in: field))
+            case .not(let conditions):
+                var all = OrdinalSet(capacity: snapshot.count, full: true)
+                for inner in conditions {
+                    guard let set = try matches(inner, in: field) else { return nil }
+                    all.formIntersection(set)
+                }
+                return complement(all)
+            default:
+                guard Self.asksForSomeValue(condition) else { return nil }
+            }
+        }
+        var result = OrdinalSet(capacity: snapshot.count)
+        for index in try candidateRows(condition, in: field) {
+            let row = try field.row(index)
+            let value = try field.value(of: row)
+            guard condition.holds(for: value.map { [$0] } ?? []) else { continue }
+            for ordinal in try field.ordinals(of: row) where ordinal < UInt32(snapshot.count) { result.insert(Int(ordinal)) }
+        }
+        return result
+    }
+
+    private func complement(_ set: OrdinalSet?) -> OrdinalSet? {
+        guard let set else { return nil }
+        var result = OrdinalSet(capacity: snapshot.count, full: true)
+        result.subtract(set)
+        return result
+    }
+
+    /// Whether a condition holds for a list of values exactly when it holds for one of them (so
+    /// on a field of several values per document each row can be judged alone).
+    static func asksForSomeValue(_ condition: Condition) -> Bool {
+        func isScalar(_ value: JSONValue) -> Bool {
+            switch value {
+            case .string, .number, .bool: return true
+            default: return false
+            }
+        }
+        switch condition {
+        case .eq(let value), .gt(let value), .gte(let value), .lt(let value), .lte(let value): return isScalar(value)
+        case .in(let values): return values.allSatisfy(isScalar)
+        case .contains, .regex: return true
+        case .exists: return true
+        default: return false
+        }
+    }
+
+    /// The rows that may hold a value the condition holds for (each still checked): the rows of
+    /// a range or of an equal value when the dictionary can find them, else every row.
+    private func candidateRows(_ condition: Condition, in field: SnapshotField) throws(SnapshotDamage) -> [Int] {
+        switch condition {
+        case .eq(let value) where Self.isIndexable(value):
+            if case .string(let text) = value, ISODate.interval(of: text) != nil { break }
+            return try field.rowIndexes(equalTo: value)
+        case .in(let values) where values.allSatisfy(Self.isIndexable):
+            if values.contains(where: { if case .string(let text) = $0 { return ISODate.interval(of: text) != nil } else { return false } })
+            {
+                break
+            }
+            var rows: [Int] = []
+            for value in values { rows.append(contentsOf: try field.rowIndexes(equalTo: value)) }
+            return Array(Set(rows)).sorted()
+        case .gt(let value), .gte(let value), .lt(let value), .lte(let value):
+            guard Self.isIndexable(value), let ranges = try field.rowRangesFor(condition) else { break }
+            return ranges.flatMap { Array($0) }
+        case .exists(true):
+            return (0..<field.rowCount).filter { (try? field.row($0).isMissing) == false }
+        default:
+            break
+        }
+        if case .eq(let value) = condition, case .string(let text) = value, ISODate.interval(of: text) != nil,
+            let ranges = try field.rowRangesFor(condition)
+        {
+            return ranges.flatMap { Array($0) }
+        }
+        return Array(0..<field.rowCount)
+    }
+
+    /// Whether the dictionary can look a value up (not null: `= null` also matches a missing field).
+    static func isIndexable(_ value: JSONValue) -> Bool {
+        switch value {
+        case .string, .number, .bool: return true
+        default: return false
+        }
+    }
+}
