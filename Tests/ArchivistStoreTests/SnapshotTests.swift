@@ -214,6 +214,11 @@ struct SnapshotQueryTests {
                 #expect(answered.total == expected.total, "\(text)")
             }
             #expect(try store.count(matching: filter).count == logOnly.count(matching: filter).count, "\(text)")
+            // What stats reports of the documents does not depend on where the store starts from.
+            let (fromSnapshot, fromLog) = (try store.statistics(), try logOnly.statistics())
+            #expect(fromSnapshot.documents == fromLog.documents && fromSnapshot.documentBytes == fromLog.documentBytes)
+            #expect(fromSnapshot.indexLines == fromLog.indexLines && fromSnapshot.deadEntries == fromLog.deadEntries)
+            #expect(fromSnapshot.snapshotDocuments != nil && fromLog.snapshotDocuments == nil)
             for path in ["section_name", "keywords.value", "word_count"] {
                 let facetSegments = try #require(try store.segments(loading: needed.union([path])))
                 // A field with arrays inside its values (a keyword whose value is a list) is counted the slow way.

@@ -82,7 +82,7 @@ extension DocumentStore {
     /// offset it covers); nil otherwise (missing, stale, foreign or damaged: derived data, rebuilt
     /// by the next writer).
     func currentSnapshot(projection: Projection) throws(StoreError) -> MappedSnapshot? {
-        guard let file = try fileSystem.mappedContents(of: path(FileNames.snapshot)),
+        guard let file = try fileSystem.mappedContentsForRandomReads(of: path(FileNames.snapshot)),
             let reader = try? SnapshotReader(file), let snapshot = try? MappedSnapshot(reader),
             reader.schemaHash == Self.schemaHash(projection: projection, textSearch: schema.textSearch),
             snapshot.paths == projection.paths,
@@ -108,7 +108,7 @@ extension DocumentStore {
     /// and a current snapshot's entries are compared with what the log says up to the point it
     /// covers. A stale snapshot is not a problem: the store does not use it.
     func snapshotProblems() throws(StoreError) -> [StoreProblem] {
-        guard let file = try fileSystem.mappedContents(of: path(FileNames.snapshot)) else { return [] }
+        guard let file = try fileSystem.mappedContentsForRandomReads(of: path(FileNames.snapshot)) else { return [] }
         func problem(_ detail: String) -> [StoreProblem] {
             [
                 StoreProblem(

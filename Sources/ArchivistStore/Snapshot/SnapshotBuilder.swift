@@ -52,7 +52,9 @@ enum SnapshotBuilder {
             addField(values, field: UInt32(field), to: &writer)
         }
         addText(count: entries.count, textSearch: textSearch, columns: columns, to: &writer)
-        return writer.finish(documentCount: entries.count, coverage: coverage, schemaHash: schemaHash, createdAt: .now())
+        return writer.finish(
+            documentCount: entries.count, documentBytes: entries.reduce(0) { $0 + $1.size }, coverage: coverage, schemaHash: schemaHash,
+            createdAt: .now())
     }
 
     private static func addIDs(_ entries: [IndexEntry], to writer: inout SnapshotWriter) {

@@ -159,8 +159,8 @@ struct SnapshotField {
     }
 
     /// The rows a comparison may hold for, as ranges of rows (nil when the dictionary cannot say).
-    func rowRangesFor(_ condition: Condition) throws(SnapshotDamage) -> [Range<Int>]? {
-        try rowRanges(condition)?.0
+    func rowRangesFor(_ condition: Condition) throws(SnapshotDamage) -> ([Range<Int>], Bool)? {
+        try rowRanges(condition)
     }
 
     /// The rows a comparison may hold for, as ranges of rows, and whether exactly those hold.

@@ -31,6 +31,8 @@ final class SnapshotReader: Sendable {
     let schemaHash: UInt64
     /// When it was built.
     let createdAt: Timestamp
+    /// The sum of the documents' sizes.
+    let documentBytes: Int
     private let blockHashes: [UInt64]
     private let verified: Mutex<[Bool]>
 
@@ -71,6 +73,7 @@ final class SnapshotReader: Sendable {
             lines: try word(64), tailHash: reader.uint64(at: footer + 72) ?? 0)
         schemaHash = reader.uint64(at: footer + 80) ?? 0
         createdAt = Timestamp(milliseconds: Int64(bitPattern: reader.uint64(at: footer + 88) ?? 0))
+        documentBytes = try word(96)
         blockHashes = (0..<blockCount).map { reader.uint64(at: hashesOffset + $0 * 8) ?? 0 }
         sections = try Self.readTable(reader, at: tableOffset, count: sectionCount, end: tableOffset, blocks: blockCount)
         verified = Mutex([Bool](repeating: false, count: blockCount))

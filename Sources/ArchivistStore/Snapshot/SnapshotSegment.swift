@@ -126,10 +126,14 @@ struct SnapshotSegment {
             }
         }
         var result = OrdinalSet(capacity: snapshot.count)
-        for index in try candidateRows(condition, in: field) {
+        let (rows, exact) = try candidateRows(condition, in: field)
+        for index in rows {
             let row = try field.row(index)
-            let value = try field.value(of: row)
-            guard condition.holds(for: value.map { [$0] } ?? []) else { continue }
+            // Rows found by an exact lookup need no check (a range of dates or numbers, an equal value).
+            if !exact {
+                let value = try field.value(of: row)
+                guard condition.holds(for: value.map { [$0] } ?? []) else { continue }
+            }
             for ordinal in try field.ordinals(of: row) where ordinal < UInt32(snapshot.count) { result.insert(Int(ordinal)) }
         }
         return result
@@ -160,35 +164,29 @@ struct SnapshotSegment {
         }
     }
 
-    /// The rows that may hold a value the condition holds for (each still checked): the rows of
-    /// a range or of an equal value when the dictionary can find them, else every row.
-    private func candidateRows(_ condition: Condition, in field: SnapshotField) throws(SnapshotDamage) -> [Int] {
+    /// The rows that may hold a value the condition holds for, and whether exactly those do (else
+    /// each is checked): the rows of a range or of an equal value when the dictionary can find
+    /// them, else every row.
+    private func candidateRows(_ condition: Condition, in field: SnapshotField) throws(SnapshotDamage) -> (rows: [Int], exact: Bool) {
+        func isDate(_ value: JSONValue) -> Bool {
+            if case .string(let text) = value { return ISODate.interval(of: text) != nil }
+            return false
+        }
         switch condition {
         case .eq(let value) where Self.isIndexable(value):
-            if case .string(let text) = value, ISODate.interval(of: text) != nil { break }
-            return try field.rowIndexes(equalTo: value)
-        case .in(let values) where values.allSatisfy(Self.isIndexable):
-            if values.contains(where: { if case .string(let text) = $0 { return ISODate.interval(of: text) != nil } else { return false } })
-            {
-                break
-            }
+            if isDate(value), let (ranges, exact) = try field.rowRangesFor(condition) { return (ranges.flatMap { Array($0) }, exact) }
+            if !isDate(value) { return (try field.rowIndexes(equalTo: value), true) }
+        case .in(let values) where values.allSatisfy(Self.isIndexable) && !values.contains(where: isDate):
             var rows: [Int] = []
             for value in values { rows.append(contentsOf: try field.rowIndexes(equalTo: value)) }
-            return Array(Set(rows)).sorted()
+            return (Array(Set(rows)).sorted(), true)
         case .gt(let value), .gte(let value), .lt(let value), .lte(let value):
-            guard Self.isIndexable(value), let ranges = try field.rowRangesFor(condition) else { break }
-            return ranges.flatMap { Array($0) }
-        case .exists(true):
-            return (0..<field.rowCount).filter { (try? field.row($0).isMissing) == false }
+            guard Self.isIndexable(value), let (ranges, exact) = try field.rowRangesFor(condition) else { break }
+            return (ranges.flatMap { Array($0) }, exact)
         default:
             break
         }
-        if case .eq(let value) = condition, case .string(let text) = value, ISODate.interval(of: text) != nil,
-            let ranges = try field.rowRangesFor(condition)
-        {
-            return ranges.flatMap { Array($0) }
-        }
-        return Array(0..<field.rowCount)
+        return (Array(0..<field.rowCount), false)
     }
 
     /// Whether the dictionary can look a value up (not null: `= null` also matches a missing field).

@@ -31,7 +31,7 @@ struct SnapshotWriter {
 
     /// The whole file: the sections written, then the table, the block checksums and the footer.
     mutating func finish(
-        documentCount: Int, coverage: SnapshotFile.Coverage, schemaHash: UInt64,
+        documentCount: Int, documentBytes: Int, coverage: SnapshotFile.Coverage, schemaHash: UInt64,
         createdAt: Timestamp
     ) -> [UInt8] {
         output.align(to: 8)
@@ -59,7 +59,8 @@ struct SnapshotWriter {
         output.append(coverage.tailHash)
         output.append(schemaHash)
         output.append(createdAt.milliseconds)
-        for _ in 0..<3 { output.append(UInt64(0)) }
+        output.append(UInt64(documentBytes))
+        for _ in 0..<2 { output.append(UInt64(0)) }
         let checked = output.bytes[tableOffset..<output.bytes.count]
         output.append(checked.withUnsafeBytes { WordHash.hash($0) })
         precondition(output.bytes.count - footerStart == SnapshotFile.footerSize)

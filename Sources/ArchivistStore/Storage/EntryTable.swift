@@ -100,9 +100,9 @@ struct EntryTable {
         var total = 0
         for case .some(let entry) in overlay.values { total += entry.size }
         guard let snapshot else { return total }
-        for ordinal in 0..<snapshot.count where !superseded.contains(ordinal) {
-            total += try snapshot.entry(at: ordinal).size
-        }
+        // The snapshot's own total, less what the log after it superseded.
+        total += snapshot.reader.documentBytes
+        for ordinal in superseded { total -= try snapshot.entry(at: ordinal).size }
         return total
     }
 }

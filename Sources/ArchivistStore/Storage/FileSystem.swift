@@ -12,6 +12,8 @@ public protocol FileSystem: Sendable {
     /// The whole file mapped into memory (or read, where mapping is not possible); nil when it
     /// does not exist.
     func mappedContents(of path: String) throws(StoreError) -> FileBytes?
+    /// The whole file mapped, to be read here and there (no read-ahead of the whole file).
+    func mappedContentsForRandomReads(of path: String) throws(StoreError) -> FileBytes?
     /// Creates or truncates a file and writes `bytes` (not synced).
     func write(_ bytes: [UInt8], to path: String) throws(StoreError)
     /// Appends `bytes` to a file, creating it when missing (not synced).
@@ -50,5 +52,10 @@ extension FileSystem {
     /// Reads the file (file systems that can map do better).
     public func mappedContents(of path: String) throws(StoreError) -> FileBytes? {
         try contents(of: path).map(FileBytes.init)
+    }
+
+    /// As `mappedContents(of:)`.
+    public func mappedContentsForRandomReads(of path: String) throws(StoreError) -> FileBytes? {
+        try mappedContents(of: path)
     }
 }

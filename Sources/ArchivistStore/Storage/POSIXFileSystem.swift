@@ -48,6 +48,15 @@ public struct POSIXFileSystem: FileSystem {
 
     /// mmap(2) of a whole file, read-only (the pages stay the page cache's: nothing is copied).
     public func mappedContents(of path: String) throws(StoreError) -> FileBytes? {
+        try map(path, advice: Int32(MADV_WILLNEED))  // read ahead: fewer, larger faults
+    }
+
+    /// mmap(2) of a whole file with no read-ahead: only the pages read are loaded.
+    public func mappedContentsForRandomReads(of path: String) throws(StoreError) -> FileBytes? {
+        try map(path, advice: Int32(MADV_RANDOM))
+    }
+
+    private func map(_ path: String, advice: Int32) throws(StoreError) -> FileBytes? {
         guard let (fd, info) = try openForReading(path) else { return nil }
         defer { close(fd) }
         let size = Int(info.st_size)
@@ -55,7 +64,7 @@ public struct POSIXFileSystem: FileSystem {
         guard let address = mmap(nil, size, PROT_READ, MAP_PRIVATE, fd, 0), address != MAP_FAILED else {
             return try contents(of: path).map(FileBytes.init)
         }
-        _ = madvise(address, size, Int32(MADV_WILLNEED))  // read ahead: fewer, larger faults
+        _ = madvise(address, size, advice)
         let buffer = UnsafeBufferPointer(start: address.assumingMemoryBound(to: UInt8.self), count: size)
         nonisolated(unsafe) let mapped = address
         return FileBytes(buffer: buffer) { munmap(mapped, size) }
