@@ -19,12 +19,11 @@ extension DocumentStore {
     /// The bytes of a snapshot of `state`'s entries (every one's fields in the index file).
     func snapshotBytes(_ state: inout State) throws(StoreError) -> [UInt8] {
         let entries = try table(try state.entries.sorted())
-        let paths = state.projection.paths
-        let columns = try readColumns(paths, of: entries, &state)
-        return SnapshotBuilder.build(
-            entries: entries, projection: state.projection, textSearch: schema.textSearch, columns: columns,
-            coverage: try coverage(of: state.index),
-            schemaHash: Self.schemaHash(projection: state.projection, textSearch: schema.textSearch))
+        let coverage = try coverage(of: state.index)
+        return try SnapshotBuilder.build(
+            entries: entries, projection: state.projection, textSearch: schema.textSearch,
+            columns: { (paths) throws(StoreError) in try self.readColumns(paths, of: entries, &state) },
+            coverage: coverage, schemaHash: Self.schemaHash(projection: state.projection, textSearch: schema.textSearch))
     }
 
     /// Writes a snapshot of the state's entries (the lock held, every line of the index read),
@@ -67,7 +66,10 @@ extension DocumentStore {
     /// Writes a new snapshot when the log after the current one has grown past the merge
     /// threshold (the lock held). A failure leaves the old snapshot, which stays correct.
     func mergeIfDue(_ state: inout State) {
-        guard options.mergeThreshold > 0, state.entries.overlay.count >= options.mergeThreshold, !state.deferMerges else { return }
+        // The threshold grows with the snapshot (a sixteenth of it), so merging a large store is
+        // paid for by as many writes as it costs.
+        let threshold = max(options.mergeThreshold, (state.entries.snapshot?.count ?? 0) / 16)
+        guard options.mergeThreshold > 0, state.entries.overlay.count >= threshold, !state.deferMerges else { return }
         do {
             try writeSnapshot(&state)
             state.lastMergeFailure = nil

@@ -30,6 +30,46 @@ enum SnapshotBuilder {
         static let arrayValued: UInt64 = 2
     }
 
+    /// A group's sort key with its string's bytes at hand (sorting a field of a million distinct
+    /// values compares strings twenty million times).
+    private struct OrderKey {
+        let key: SortableKey
+        let bytes: [UInt8]
+        let isMissing: Bool
+
+        init(_ key: SortableKey, isMissing: Bool) {
+            self.key = key
+            self.isMissing = isMissing
+            if case .string(let text)? = key.value { bytes = Array(text.utf8) } else { bytes = [] }
+        }
+
+        /// `SortableKey`'s order (without ordinals), missing before null.
+        func precedes(_ other: OrderKey) -> Bool {
+            let c = compare(other)
+            return c != 0 ? c < 0 : (isMissing && !other.isMissing)
+        }
+
+        private func compare(_ other: OrderKey) -> Int {
+            if key.rank != other.key.rank { return key.rank < other.key.rank ? -1 : 1 }
+            switch key.rank {
+            case SortableKey.numberRank:
+                return key.number < other.key.number ? -1 : (key.number > other.key.number ? 1 : 0)
+            case SortableKey.dateRank where key.instant != other.key.instant:
+                return key.instant < other.key.instant ? -1 : 1
+            case SortableKey.dateRank, SortableKey.stringRank:
+                return bytes.withUnsafeBufferPointer { a in
+                    other.bytes.withUnsafeBufferPointer { b in
+                        MappedSnapshot.compare(UnsafeRawBufferPointer(a), UnsafeRawBufferPointer(b))
+                    }
+                }
+            case 4:
+                return ValueOrder.compareSortKeys(key.value, other.key.value)
+            default:
+                return 0
+            }
+        }
+    }
+
     /// The bytes of a row of the dictionary.
     static let dictionaryRowSize = 32
     /// The bytes of a row of the entries.
@@ -38,20 +78,22 @@ enum SnapshotBuilder {
     static let termRowSize = 16
 
     /// The whole snapshot file of these entries (sorted by ID bytes, every one's fields in the
-    /// index file), with their projected values by ordinal for each projected path.
+    /// index file); `columns` reads their projected values by ordinal for the paths it is given.
     static func build(
         entries: [IndexEntry], projection: Projection, textSearch: TextSearch,
-        columns: [String: [JSONValue?]], coverage: SnapshotFile.Coverage, schemaHash: UInt64
-    ) -> [UInt8] {
+        columns: (_ paths: [String]) throws(StoreError) -> [String: [JSONValue?]], coverage: SnapshotFile.Coverage, schemaHash: UInt64
+    ) throws(StoreError) -> [UInt8] {
         var writer = SnapshotWriter()
         addIDs(entries, to: &writer)
         addEntries(entries, to: &writer)
         writer.add(.fieldNames, Array(projection.paths.joined(separator: "\n").utf8))
+        // One column in memory at a time, then the text fields together.
         for (field, path) in projection.paths.enumerated() {
-            let values = columns[path] ?? [JSONValue?](repeating: nil, count: entries.count)
+            let values = try columns([path])[path] ?? [JSONValue?](repeating: nil, count: entries.count)
             addField(values, field: UInt32(field), to: &writer)
         }
-        addText(count: entries.count, textSearch: textSearch, columns: columns, to: &writer)
+        let textColumns = try columns(textSearch.paths.filter(projection.paths.contains))
+        addText(count: entries.count, textSearch: textSearch, columns: textColumns, to: &writer)
         return writer.finish(
             documentCount: entries.count, documentBytes: entries.reduce(0) { $0 + $1.size }, coverage: coverage, schemaHash: schemaHash,
             createdAt: .now())
@@ -111,7 +153,12 @@ enum SnapshotBuilder {
             for key in keys {
                 // One row per spelling: `879` and `879.0` are equal (and sort as ties), but a facet
                 // shows the spelling of the first document that has it.
-                let exact = DocumentID(JSONWriter.compactString(key))
+                let exact: DocumentID
+                if case .string(let text) = key {
+                    exact = DocumentID("s" + text)
+                } else {
+                    exact = DocumentID(JSONWriter.compactString(key))
+                }
                 if let group = groupOf[exact] {
                     if groups[group].ordinals.last != UInt32(ordinal) { groups[group].ordinals.append(UInt32(ordinal)) }
                 } else {
@@ -121,18 +168,18 @@ enum SnapshotBuilder {
             }
         }
         if !missing.isEmpty { groups.append(Group(key: SortableKey(nil, ordinal: 0), isMissing: true, ordinals: missing)) }
-        // Sort order; a missing field sorts with null (before it, as it has no value).
-        groups.sort { a, b in
-            if a.key < b.key { return true }
-            if b.key < a.key { return false }
-            return a.isMissing && !b.isMissing
-        }
+        // Sort order; a missing field sorts with null (before it, as it has no value). The groups'
+        // places are sorted, not the groups, and strings compare as bytes.
+        let keys = groups.map { OrderKey($0.key, isMissing: $0.isMissing) }
+        var order = Array(keys.indices)
+        order.sort { keys[$0].precedes(keys[$1]) }
+        groups = order.map { groups[$0] }
         var rows = BinaryWriter(capacity: (groups.count + 1) * dictionaryRowSize)
         var heap = BinaryWriter()
         var postings = BinaryWriter(capacity: values.count * 4)
         var start = 0
         for (position, group) in groups.enumerated() {
-            let ties = position > 0 && !(groups[position - 1].key < group.key)
+            let ties = position > 0 && !OrderKey(groups[position - 1].key, isMissing: false).precedes(OrderKey(group.key, isMissing: false))
             let (valueBytes, isString) = encodedValue(group.key.value)
             var flags: UInt8 = ties ? RowFlag.tiesWithPrevious : 0
             if group.isMissing { flags |= RowFlag.missing | RowFlag.notFacetValue }

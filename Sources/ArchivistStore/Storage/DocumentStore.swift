@@ -16,8 +16,9 @@ public final class DocumentStore: Sendable {
     public struct Options: Sendable {
         /// How long a writer waits for another process's write lock, in seconds.
         public var lockTimeout: Double
-        /// A writer writes a new snapshot once this many changes follow the current one in the
-        /// log (0: never, as a reader-only store or a test of the log alone wants).
+        /// A writer writes a new snapshot once this many changes (or a sixteenth of the snapshot's
+        /// documents, when more) follow the current one in the log (0: never, as a test of the log
+        /// alone wants).
         public var mergeThreshold: Int
         /// Whether the store starts from a snapshot when there is a usable one (false: it reads
         /// the whole log, as a test of the log alone wants).
