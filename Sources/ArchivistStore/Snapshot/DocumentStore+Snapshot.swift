@@ -131,7 +131,7 @@ extension DocumentStore {
         var fromLog = EntryTable()
         let load = try indexFile.readAll(
             into: &position, upTo: snapshot.reader.coverage.offset, reset: { fromLog = EntryTable() },
-            apply: { lines in try? fromLog.apply(lines) })
+            apply: { line in try? fromLog.apply(line) })
         guard load == .loaded, position.consumed == snapshot.reader.coverage.offset, position.lines == snapshot.reader.coverage.lines else {
             return problem("the log does not read to the point the snapshot covers")
         }

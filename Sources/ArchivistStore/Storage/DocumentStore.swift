@@ -289,7 +289,7 @@ public final class DocumentStore: Sendable {
             reset: {
                 entries = EntryTable()
                 entries.reserveCapacity(expected / 400)
-            }, apply: { lines in try? entries.apply(lines) })
+            }, apply: { line in try? entries.apply(line) })
     }
 
     /// Starts the state from the current snapshot and the log lines after it; false (the state
@@ -303,8 +303,8 @@ public final class DocumentStore: Sendable {
             identity: snapshot.reader.coverage.identity, consumed: snapshot.reader.coverage.offset,
             lines: snapshot.reader.coverage.lines)
         var damage: SnapshotDamage?
-        let progress = try indexFile.follow(&position) { lines in
-            do throws(SnapshotDamage) { try entries.apply(lines) } catch { damage = error }
+        let progress = try indexFile.follow(&position) { line in
+            do throws(SnapshotDamage) { try entries.apply(line) } catch { damage = error }
         }
         guard progress != .replaced, damage == nil else { return false }
         state.entries = entries
@@ -322,8 +322,8 @@ public final class DocumentStore: Sendable {
         var damage: SnapshotDamage?
         let progress: IndexFile.Progress
         do {
-            progress = try indexFile.follow(&position) { lines in
-                do throws(SnapshotDamage) { try entries.apply(lines) } catch { damage = error }
+            progress = try indexFile.follow(&position) { line in
+                do throws(SnapshotDamage) { try entries.apply(line) } catch { damage = error }
             }
         } catch {
             swap(&entries, &state.entries)

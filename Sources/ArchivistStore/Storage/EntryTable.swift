@@ -58,14 +58,17 @@ struct EntryTable {
         }
     }
 
-    /// Applies decoded index lines: the last line for an ID wins.
-    mutating func apply(_ lines: [IndexFile.Line]) throws(SnapshotDamage) {
-        for line in lines {
-            switch line {
-            case .entry(let entry): try set(DocumentID(entry.id), entry)
-            case .removal(let id): try set(DocumentID(id), nil)
-            }
+    /// Applies a decoded index line: the last line for an ID wins.
+    mutating func apply(_ line: IndexFile.Line) throws(SnapshotDamage) {
+        switch line {
+        case .entry(let entry): try set(DocumentID(entry.id), entry)
+        case .removal(let id): try set(DocumentID(id), nil)
         }
+    }
+
+    /// Applies decoded index lines in order.
+    mutating func apply(_ lines: [IndexFile.Line]) throws(SnapshotDamage) {
+        for line in lines { try apply(line) }
     }
 
     /// Room for `count` entries in memory.

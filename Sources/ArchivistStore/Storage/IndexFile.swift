@@ -270,7 +270,19 @@ extension IndexFile {
     /// number `firstLine`. A final line without its newline is left. Lines are decoded on all
     /// cores when there are many. Fails with the number of the first line that is not an index line.
     static func decodeLines(_ bytes: [UInt8], baseOffset: Int, firstLine: Int) -> Result<Chunk, Load> {
-        bytes.withUnsafeBufferPointer { buffer -> Result<Chunk, Load> in
+        var lines: [Line] = []
+        return decodeLines(bytes, baseOffset: baseOffset, firstLine: firstLine) { lines.append($0) }.map {
+            Chunk(lines: lines, consumed: $0.consumed)
+        }
+    }
+
+    /// As `decodeLines(_:baseOffset:firstLine:)`, handing each line to `each` in order as it is
+    /// taken from the threads' results (no array of them is made); on a bad line the lines before
+    /// it have been handed over. Returns how many lines and bytes it consumed.
+    static func decodeLines(
+        _ bytes: [UInt8], baseOffset: Int, firstLine: Int, each: (Line) -> Void
+    ) -> Result<(lines: Int, consumed: Int), Load> {
+        bytes.withUnsafeBufferPointer { buffer -> Result<(lines: Int, consumed: Int), Load> in
             let (ranges, consumed) = lineRanges(buffer)
             let decoded = ParallelSlots<Decoded>(count: ranges.count, initial: .blank)
             nonisolated(unsafe) let shared = buffer
@@ -285,16 +297,17 @@ extension IndexFile {
                             lineOffset: baseOffset + ranges[index].lowerBound))
                 }
             }
-            var lines: [Line] = []
-            lines.reserveCapacity(ranges.count)
+            var count = 0
             for index in 0..<ranges.count {
                 switch decoded[index] {
                 case .blank: continue
                 case .invalid(let reason): return .failure(.unreadable(line: firstLine + index, reason: reason))
-                case .line(let line): lines.append(line)
+                case .line(let line):
+                    each(line)
+                    count += 1
                 }
             }
-            return .success(Chunk(lines: lines, consumed: consumed))
+            return .success((count, consumed))
         }
     }
 
@@ -329,8 +342,7 @@ extension IndexFile {
     /// Reads every complete line of the file (of its first `end` bytes), a chunk at a time, handing each chunk's lines to
     /// `apply` in order; `position` ends where the reading stopped. `reset` is called before each
     /// attempt: the whole file is read again when it is replaced while it is read (compaction).
-    func readAll(into position: inout Position, upTo end: Int = .max, reset: () -> Void, apply: ([Line]) -> Void) throws(StoreError) -> Load
-    {
+    func readAll(into position: inout Position, upTo end: Int = .max, reset: () -> Void, apply: (Line) -> Void) throws(StoreError) -> Load {
         attempts: for _ in 0..<5 {
             reset()
             position = Position()
@@ -343,14 +355,13 @@ extension IndexFile {
                 guard let chunk = try fileSystem.contents(of: path, from: position.consumed, limit: limit) else {
                     continue attempts
                 }
-                switch Self.decodeLines(chunk, baseOffset: position.consumed, firstLine: position.lines + 1) {
+                switch Self.decodeLines(chunk, baseOffset: position.consumed, firstLine: position.lines + 1, each: apply) {
                 case .failure(let failure):
                     reset()
                     position.lines = 0
                     return failure
                 case .success(let decoded):
-                    apply(decoded.lines)
-                    position.lines += decoded.lines.count
+                    position.lines += decoded.lines
                     position.consumed += decoded.consumed
                     if chunk.count < limit { break reading }
                     // A line longer than the chunk: read a larger chunk.
@@ -365,18 +376,16 @@ extension IndexFile {
 
     /// Reads the lines appended since `position`, handing them to `apply`. Anything but plain
     /// growth by complete index lines is `.replaced`: the caller reads the file again.
-    func follow(_ position: inout Position, apply: ([Line]) -> Void) throws(StoreError) -> Progress {
+    func follow(_ position: inout Position, apply: (Line) -> Void) throws(StoreError) -> Progress {
         guard let status = try fileSystem.status(of: path) else {
             return position.identity == nil ? .current : .replaced
         }
         if status.identity != position.identity || status.size < position.consumed { return .replaced }
         guard status.size > position.consumed else { return .current }
         guard let tail = try fileSystem.contents(of: path, from: position.consumed) else { return .replaced }
-        guard case .success(let decoded) = Self.decodeLines(tail, baseOffset: position.consumed, firstLine: position.lines + 1) else {
-            return .replaced
-        }
-        apply(decoded.lines)
-        position.lines += decoded.lines.count
+        guard case .success(let decoded) = Self.decodeLines(tail, baseOffset: position.consumed, firstLine: position.lines + 1, each: apply)
+        else { return .replaced }
+        position.lines += decoded.lines
         position.consumed += decoded.consumed
         return decoded.consumed > 0 ? .advanced : .current
     }
