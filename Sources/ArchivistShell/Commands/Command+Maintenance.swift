@@ -31,7 +31,12 @@ extension Command {
         examples: ["check"], arity: 0...0
     ) { invocation, shell in
         let store = try shell.store()
-        let problems = try store.check()
+        // On a terminal, how far the reading of the documents is (it reads every file).
+        let reporter = ProgressReporter(errors: shell.errors)
+        let problems = try store.check { done, total in
+            reporter.show("check: \(done) of \(Plural.count(total, "document folder")) read (\(total == 0 ? 100 : done * 100 / total)%)")
+        }
+        reporter.finish()
         if problems.isEmpty {
             let count = try store.count
             shell.renderer.render(

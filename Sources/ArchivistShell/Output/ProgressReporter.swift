@@ -1,4 +1,5 @@
 import ArchivistClient
+import ArchivistStore
 import Foundation
 import Synchronization
 
@@ -41,6 +42,11 @@ final class ProgressReporter: Sendable {
         case .client(.quotaWarning(let count)):
             line("warning: \(count) API requests today (UTC); NYT allows 500 a day")
         }
+    }
+
+    /// Shows `text` as the status line (on a terminal only).
+    func show(_ text: String) {
+        status(text)
     }
 
     /// Clears the status line.

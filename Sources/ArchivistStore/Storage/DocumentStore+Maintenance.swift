@@ -70,46 +70,60 @@ extension DocumentStore {
     /// hash is the one `known` recorded (else the file's modification time is when it changed).
     func scanDocuments(projection: Projection, known: EntryTable) throws(StoreError) -> [ScannedFile] {
         var scanned: [ScannedFile] = []
-        let buckets = try fileSystem.entries(ofFolder: path(FileNames.documents)) ?? []
-        for bucket in buckets.sorted() where FileNames.isBucket(bucket) {
+        try scanDocuments(projection: projection, known: known) { (_, files) throws(StoreError) in scanned.append(contentsOf: files) }
+        return scanned
+    }
+
+    /// The buckets of `docs/`, sorted.
+    func documentBuckets() throws(StoreError) -> [String] {
+        var buckets: [String] = []
+        for bucket in (try fileSystem.entries(ofFolder: path(FileNames.documents)) ?? []).sorted() where FileNames.isBucket(bucket) {
+            if try fileSystem.status(of: path(FileNames.documents + "/" + bucket))?.isFolder == true { buckets.append(bucket) }
+        }
+        return buckets
+    }
+
+    /// Reads the document files a bucket at a time, handing each bucket's to `visit` (so only one
+    /// bucket's files are in memory at once).
+    func scanDocuments(
+        projection: Projection, known: EntryTable, visit: (_ bucket: String, _ files: [ScannedFile]) throws(StoreError) -> Void
+    ) throws(StoreError) {
+        for bucket in try documentBuckets() {
             let bucketPath = FileNames.documents + "/" + bucket
-            guard try fileSystem.status(of: path(bucketPath))?.isFolder == true else { continue }
+            var scanned: [ScannedFile] = []
             for name in (try fileSystem.entries(ofFolder: path(bucketPath)) ?? []).sorted()
             where name.hasSuffix(FileNames.documentExtension) && !name.hasPrefix(".") {
-                let relative = bucketPath + "/" + name
-                guard let bytes = try fileSystem.contents(of: path(relative)) else { continue }
-                let document: JSONValue
-                do {
-                    document = try JSONParser.parse(bytes)
-                } catch {
-                    scanned.append(ScannedFile(file: relative, content: .unreadable(error.description)))
-                    continue
-                }
-                guard document.isObject else {
-                    scanned.append(
-                        ScannedFile(file: relative, content: .unreadable("a document must be a JSON object, not \(document.typeName)")))
-                    continue
-                }
-                guard case .string(let id)? = document["_id"], DocumentStore.problem(withID: id) == nil else {
-                    scanned.append(ScannedFile(file: relative, content: .missingID))
-                    continue
-                }
-                guard FileNames.documentPath(for: id) == relative else {
-                    scanned.append(ScannedFile(file: relative, content: .misplaced(id: id)))
-                    continue
-                }
-                let modified = try fileSystem.status(of: path(relative))?.modified ?? .now()
-                let hash = FNV1a64.hash(bytes)
-                let previous = try table(try known.entry(DocumentID(id)))
-                let entry = IndexEntry(
-                    id: id, hash: hash, size: bytes.count,
-                    storedAt: previous?.storedAt ?? modified,
-                    updatedAt: previous.flatMap { $0.hash == hash ? $0.updatedAt : nil } ?? modified,
-                    fields: .inline(projection.fieldsJSON(of: document)))
-                scanned.append(ScannedFile(file: relative, content: .document(entry)))
+                if let file = try scanDocument(bucketPath + "/" + name, projection: projection, known: known) { scanned.append(file) }
             }
+            try visit(bucket, scanned)
         }
-        return scanned
+    }
+
+    /// What a document file holds, or nil when it is gone.
+    private func scanDocument(_ relative: String, projection: Projection, known: EntryTable) throws(StoreError) -> ScannedFile? {
+        guard let bytes = try fileSystem.contents(of: path(relative)) else { return nil }
+        let document: JSONValue
+        do {
+            document = try JSONParser.parse(bytes)
+        } catch {
+            return ScannedFile(file: relative, content: .unreadable(error.description))
+        }
+        guard document.isObject else {
+            return ScannedFile(file: relative, content: .unreadable("a document must be a JSON object, not \(document.typeName)"))
+        }
+        guard case .string(let id)? = document["_id"], DocumentStore.problem(withID: id) == nil else {
+            return ScannedFile(file: relative, content: .missingID)
+        }
+        guard FileNames.documentPath(for: id) == relative else { return ScannedFile(file: relative, content: .misplaced(id: id)) }
+        let modified = try fileSystem.status(of: path(relative))?.modified ?? .now()
+        let hash = FNV1a64.hash(bytes)
+        let previous = try table(try known.entry(DocumentID(id)))
+        let entry = IndexEntry(
+            id: id, hash: hash, size: bytes.count,
+            storedAt: previous?.storedAt ?? modified,
+            updatedAt: previous.flatMap { $0.hash == hash ? $0.updatedAt : nil } ?? modified,
+            fields: .inline(projection.fieldsJSON(of: document)))
+        return ScannedFile(file: relative, content: .document(entry))
     }
 
     /// Replaces the entries with ones derived from the documents; with `persist`, also the file
@@ -138,22 +152,23 @@ extension DocumentStore {
     /// Never waits for a writer. While another process commits a batch, its documents may be in
     /// place before their index lines: those named in its journal are not problems, and anything
     /// found is confirmed by a second pass after picking up the writer's progress.
-    public func check() throws(StoreError) -> [StoreProblem] {
-        try checkDocuments() + sideFileProblems() + snapshotProblems()
+    /// `progress`, when given, hears how many of the document buckets are read (of how many).
+    public func check(progress: ((_ done: Int, _ total: Int) -> Void)? = nil) throws(StoreError) -> [StoreProblem] {
+        try checkDocuments(progress: progress) + sideFileProblems() + snapshotProblems()
     }
 
-    private func checkDocuments() throws(StoreError) -> [StoreProblem] {
+    private func checkDocuments(progress: ((Int, Int) -> Void)?) throws(StoreError) -> [StoreProblem] {
         if let lock = try? fileSystem.lockExclusively(path(FileNames.lock), timeout: 0) {
             defer { lock.release() }
             return try state.withLock { (state: inout State) throws(StoreError) -> [StoreProblem] in
                 try self.refresh(&state, lockHeld: true)
-                return try self.checkLocked(&state, writerActive: false)
+                return try self.checkLocked(&state, writerActive: false, progress: progress)
             }
         }
         return try state.withLock { (state: inout State) throws(StoreError) -> [StoreProblem] in
             try self.refresh(&state)
             let journalBefore = try self.journalIDs()
-            let first = try self.checkLocked(&state, writerActive: true)
+            let first = try self.checkLocked(&state, writerActive: true, progress: progress)
             if first.isEmpty { return [] }
             try self.refresh(&state)
             let inFlight = journalBefore.union(try self.journalIDs())
@@ -170,15 +185,49 @@ extension DocumentStore {
         try journal.read() ?? []
     }
 
-    func checkLocked(_ state: inout State, writerActive: Bool) throws(StoreError) -> [StoreProblem] {
+    func checkLocked(_ state: inout State, writerActive: Bool, progress: ((Int, Int) -> Void)? = nil) throws(StoreError) -> [StoreProblem] {
         var problems: [StoreProblem] = []
         if case .unreadable(let line, let reason)? = try indexReadability(metadata: state.metadata) {
             problems.append(StoreProblem(kind: .unreadableIndex, file: FileNames.index, id: nil, detail: "line \(line): \(reason)"))
         }
-        let scanned = try scanDocuments(projection: state.projection, known: state.entries)
+        // The index's entries by bucket, so each bucket's files are compared with its entries and
+        // dropped: memory stays that of one bucket, whatever the store's size.
+        let sorted = try table(try state.entries.sorted())
+        var byBucket: [String: [Int]] = [:]
+        for (ordinal, entry) in sorted.enumerated() { byBucket[FileNames.bucket(for: entry.id), default: []].append(ordinal) }
+        let buckets = try documentBuckets()
+        var done = 0
+        try scanDocuments(projection: state.projection, known: state.entries) { (bucket, files) throws(StoreError) in
+            let expected = byBucket.removeValue(forKey: bucket) ?? []
+            try compare(files, with: expected.map { sorted[$0] }, into: &problems)
+            done += 1
+            progress?(done, buckets.count)
+        }
+        // Entries of buckets without a folder: their files are all missing.
+        for ordinals in byBucket.values {
+            try compare([], with: ordinals.map { sorted[$0] }, into: &problems)
+        }
+        let journalExists = try journal.exists
+        let temporaries = try fileSystem.entries(ofFolder: path(FileNames.temporary)) ?? []
+        if !writerActive && (journalExists || !temporaries.isEmpty) {
+            // No writer is at work: these are a crash's.
+            problems.append(
+                StoreProblem(
+                    kind: .unfinishedWrite, file: journalExists ? FileNames.journal : FileNames.temporary,
+                    id: nil,
+                    detail: "an interrupted write left \(journalExists ? "its journal" : Plural.count(temporaries.count, "temporary file"))"
+                ))
+        }
+        return problems.sorted { ($0.file, $0.kind.rawValue) < ($1.file, $1.kind.rawValue) }
+    }
+
+    /// Compares one bucket's files with the index entries that belong in it.
+    private func compare(_ files: [ScannedFile], with entries: [IndexEntry], into problems: inout [StoreProblem]) throws(StoreError) {
+        var known: [DocumentID: IndexEntry] = [:]
+        for entry in entries { known[DocumentID(entry.id)] = entry }
         var seen: Set<DocumentID> = []
-        let scannedFiles = Set(scanned.map(\.file))
-        for file in scanned {
+        let scannedFiles = Set(files.map(\.file))
+        for file in files {
             switch file.content {
             case .unreadable(let reason):
                 problems.append(StoreProblem(kind: .unreadableDocument, file: file.file, id: nil, detail: reason))
@@ -193,7 +242,7 @@ extension DocumentStore {
             case .document(let found):
                 let key = DocumentID(found.id)
                 seen.insert(key)
-                guard let known = try table(try state.entries.entry(key)) else {
+                guard let known = known[key] else {
                     problems.append(StoreProblem(kind: .unindexedDocument, file: file.file, id: found.id, detail: "not in the index"))
                     continue
                 }
@@ -211,24 +260,12 @@ extension DocumentStore {
                 }
             }
         }
-        for entry in try table(try state.entries.sorted()) where !seen.contains(DocumentID(entry.id)) && !scannedFiles.contains(entry.file)
-        {
+        for entry in entries where !seen.contains(DocumentID(entry.id)) && !scannedFiles.contains(entry.file) {
             problems.append(
                 StoreProblem(
                     kind: .missingDocument, file: entry.file, id: entry.id,
                     detail: "in the index as \(StoreError.quote(entry.id)) but the file is missing"))
         }
-        let journalExists = try journal.exists
-        let temporaries = try fileSystem.entries(ofFolder: path(FileNames.temporary)) ?? []
-        if !writerActive && (journalExists || !temporaries.isEmpty) {
-            // No writer is at work: these are a crash's.
-            problems.append(
-                StoreProblem(
-                    kind: .unfinishedWrite, file: journalExists ? FileNames.journal : FileNames.temporary,
-                    id: nil, detail: "an interrupted write left \(journalExists ? "its journal" : "\(temporaries.count) temporary file(s)")"
-                ))
-        }
-        return problems.sorted { ($0.file, $0.kind.rawValue) < ($1.file, $1.kind.rawValue) }
     }
 
     /// Whether the index file parses, without touching the state.
