@@ -233,3 +233,60 @@ struct SnapshotQueryTests {
         }
     }
 }
+
+/// `check` and the snapshot: it reads every block and compares the snapshot with the whole log.
+@Suite("snapshot check")
+struct SnapshotCheckTests {
+    static func store(_ folder: TemporaryFolder) throws -> DocumentStore {
+        try DocumentStore(folder: folder.data, schema: .nyt, options: .init(mergeThreshold: 1))
+    }
+
+    @Test("a clean snapshot passes check; a flipped byte in it is a damaged-snapshot problem, and repair writes a new one")
+    func damagedSnapshotIsReportedAndRepaired() throws {
+        let folder = TemporaryFolder()
+        let store = try Self.store(folder)
+        for n in 0..<5 { try store.put(try json(#"{"section_name": "S\#(n)", "headline": {"main": "H \#(n)"}}"#), id: "d\(n)") }
+        #expect(try store.statistics().snapshotDocuments == 5)
+        try expectConsistent(store)
+        let path = folder.data + "/" + FileNames.snapshot
+        var bytes = try #require(FileManager.default.contents(atPath: path).map { [UInt8]($0) })
+        bytes[100] ^= 0x40
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        let problems = try Self.store(folder).check()
+        #expect(problems.map(\.kind) == [.damagedSnapshot], "\(problems)")
+        // The damaged snapshot is not trusted: the answers come from the log.
+        let reopened = try Self.store(folder)
+        #expect(try reopened.count(matching: ["section_name": "S3"]).count == 1)
+        #expect(try reopened.document(withID: "d4")?["headline"]?["main"] == .string("H 4"))
+        _ = try reopened.repair()
+        try expectConsistent(try Self.store(folder))
+    }
+
+    @Test("a log line changed by hand inside the part the snapshot covers is found by check")
+    func logChangedUnderTheSnapshotIsFound() throws {
+        let folder = TemporaryFolder()
+        let store = try Self.store(folder)
+        for n in 0..<5 { try store.put(try json(#"{"section_name": "S\#(n)"}"#), id: "d\(n)") }
+        let indexPath = folder.data + "/" + FileNames.index
+        var text = try String(contentsOfFile: indexPath, encoding: .utf8)
+        // Same length, another section: the bytes near the end of the covered part are unchanged.
+        text = text.replacingOccurrences(of: #""section_name":"S0""#, with: #""section_name":"X0""#)
+        try text.write(toFile: indexPath, atomically: false, encoding: .utf8)
+        // The snapshot still agrees with the log's entries, but not the line with its document.
+        let problems = try Self.store(folder).check()
+        #expect(problems.map(\.file) == [FileNames.documentPath(for: "d0")], "\(problems)")
+    }
+}
+
+extension SnapshotCheckTests {
+    @Test("repair of a store whose snapshot is sound leaves it sound")
+    func repairWithASoundSnapshot() throws {
+        let folder = TemporaryFolder()
+        let store = try Self.store(folder)
+        for n in 0..<5 { try store.put(try json(#"{"section_name": "S\#(n)"}"#), id: "d\(n)") }
+        let report = try store.repair()
+        #expect(report.problems.isEmpty && !report.rebuiltIndex)
+        try expectConsistent(store)
+        #expect(try store.statistics().snapshotDocuments == 5)
+    }
+}

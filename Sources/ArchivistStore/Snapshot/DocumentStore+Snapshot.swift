@@ -109,7 +109,7 @@ extension DocumentStore {
     /// What is wrong with the snapshot, for `check`: every block is read against its checksum,
     /// and a current snapshot's entries are compared with what the log says up to the point it
     /// covers. A stale snapshot is not a problem: the store does not use it.
-    func snapshotProblems() throws(StoreError) -> [StoreProblem] {
+    func snapshotProblems(projection: Projection) throws(StoreError) -> [StoreProblem] {
         guard let file = try fileSystem.mappedContentsForRandomReads(of: path(FileNames.snapshot)) else { return [] }
         func problem(_ detail: String) -> [StoreProblem] {
             [
@@ -120,12 +120,16 @@ extension DocumentStore {
         let snapshot: MappedSnapshot
         do throws(SnapshotDamage) {
             let reader = try SnapshotReader(file)
-            try reader.verifyAll()
             snapshot = try MappedSnapshot(reader)
         } catch {
             return problem(error.description)
         }
-        let projection = state.withLock { $0.projection }
+        let snapshotPath = path(FileNames.snapshot)
+        if let damage = try snapshot.reader.verifyAll(reading: { (offset, count) throws(StoreError) in
+            try fileSystem.contents(of: snapshotPath, from: offset, limit: count)
+        }) {
+            return problem(damage.description)
+        }
         guard try currentSnapshot(projection: projection) != nil else { return [] }
         var position = IndexFile.Position()
         var fromLog = EntryTable()

@@ -136,4 +136,21 @@ final class SnapshotReader: Sendable {
             try verify(section, from: 0, through: section.blockCount - 1)
         }
     }
+
+    /// Checks every block of every section against bytes `read` gives (offset, count in the
+    /// file) rather than through the mapping, so a check of a large snapshot does not keep the
+    /// whole file in memory; nil from `read` means the file is shorter.
+    func verifyAll(reading read: (_ offset: Int, _ count: Int) throws(StoreError) -> [UInt8]?) throws(StoreError) -> SnapshotDamage? {
+        for section in sections where section.length > 0 {
+            for block in 0..<section.blockCount {
+                let start = section.offset + block * SnapshotFile.blockSize
+                let count = min(section.offset + section.length, start + SnapshotFile.blockSize) - start
+                guard let bytes = try read(start, count), bytes.count == count else { return .unreadable("the snapshot is cut short") }
+                if WordHash.hash(bytes) != blockHashes[section.firstBlock + block] {
+                    return .corrupt(section: section.kind, block: block)
+                }
+            }
+        }
+        return nil
+    }
 }

@@ -154,18 +154,18 @@ extension DocumentStore {
     /// found is confirmed by a second pass after picking up the writer's progress.
     /// `progress`, when given, hears how many of the document buckets are read (of how many).
     public func check(progress: ((_ done: Int, _ total: Int) -> Void)? = nil) throws(StoreError) -> [StoreProblem] {
-        try checkDocuments(progress: progress) + sideFileProblems() + snapshotProblems()
+        try checkDocuments(progress: progress) + sideFileProblems() + snapshotProblems(projection: projection)
     }
 
     private func checkDocuments(progress: ((Int, Int) -> Void)?) throws(StoreError) -> [StoreProblem] {
         if let lock = try? fileSystem.lockExclusively(path(FileNames.lock), timeout: 0) {
             defer { lock.release() }
-            return try state.withLock { (state: inout State) throws(StoreError) -> [StoreProblem] in
+            return try withState(lockHeld: true) { (state: inout State) throws(StoreError) -> [StoreProblem] in
                 try self.refresh(&state, lockHeld: true)
                 return try self.checkLocked(&state, writerActive: false, progress: progress)
             }
         }
-        return try state.withLock { (state: inout State) throws(StoreError) -> [StoreProblem] in
+        return try withState { (state: inout State) throws(StoreError) -> [StoreProblem] in
             try self.refresh(&state)
             let journalBefore = try self.journalIDs()
             let first = try self.checkLocked(&state, writerActive: true, progress: progress)
@@ -270,8 +270,9 @@ extension DocumentStore {
 
     /// Whether the index file parses, without touching the state.
     func indexReadability(metadata: StoreMetadata) throws(StoreError) -> IndexFile.Load? {
-        var scratch = State(metadata: metadata)
-        return try loadIndex(&scratch)
+        // Every line of the log, the part a snapshot covers too; nothing is kept.
+        var position = IndexFile.Position()
+        return try indexFile.readAll(into: &position, reset: {}, apply: { _ in })
     }
 
     /// Fixes what `check` finds: unreadable documents and ones without `_id` go to the quarantine
@@ -282,7 +283,8 @@ extension DocumentStore {
         defer { lock.release() }
         return try state.withLock { (state: inout State) throws(StoreError) -> RepairReport in
             try self.refresh(&state, lockHeld: true)
-            let problems = try self.checkLocked(&state, writerActive: false)
+            let snapshotProblems = try self.snapshotProblems(projection: state.projection)
+            let problems = try self.checkLocked(&state, writerActive: false) + snapshotProblems
             var report = RepairReport(quarantined: [], moved: [], rebuiltIndex: false, problems: problems)
             let quarantineFolder = FileNames.quarantine + "/" + Timestamp.now().compactName
             func quarantine(_ file: String) throws(StoreError) {
@@ -321,6 +323,14 @@ extension DocumentStore {
                 }
                 try self.rebuildEntries(&state, persist: true, keepingOldIndex: unreadable)
                 report.rebuiltIndex = true
+                // A damaged snapshot is replaced even when no new one is due (it is derived data).
+                if !snapshotProblems.isEmpty {
+                    if options.mergeThreshold > 0 {
+                        try self.writeSnapshot(&state)
+                    } else {
+                        try fileSystem.removeFile(path(FileNames.snapshot))
+                    }
+                }
             }
             try fileSystem.synchronizeAll(containing: folder)
             try journal.remove()
