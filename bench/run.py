@@ -104,7 +104,8 @@ def last_json_line(text, what):
     sys.exit(1)
 
 
-def parse_arguments(description, count, quick, count_help, repeats, repeats_help, seed_help="generator seed", more=None):
+def parse_arguments(description, count, quick, count_help, repeats, repeats_help, seed_help="generator seed", more=None,
+                    seed=42):
     """Parses the options every benchmark takes, with `more(parser)` adding the script's own after
     --repeats. Returns the parser, the arguments and the document count (`quick` with --quick)."""
     parser = argparse.ArgumentParser(description=description)
@@ -113,7 +114,7 @@ def parse_arguments(description, count, quick, count_help, repeats, repeats_help
     parser.add_argument("--repeats", type=int, default=repeats, help=f"{repeats_help} (default {repeats})")
     if more:
         more(parser)
-    parser.add_argument("--seed", type=int, default=42, help=f"{seed_help} (default 42)")
+    parser.add_argument("--seed", type=int, default=seed, help=f"{seed_help} (default {seed})")
     parser.add_argument("--scratch-path", help="SwiftPM scratch path (default .build)")
     parser.add_argument("--workdir", help="folder for the temporary data (default: the system temp folder)")
     parser.add_argument("--skip-build", action="store_true", help="use the binaries already built")
