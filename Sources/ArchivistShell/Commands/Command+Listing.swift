@@ -38,15 +38,21 @@ extension Command {
             return
         }
         let columns = fields ?? defaultColumns
-        let index = try store.queryIndex(loading: Set(columns))
+        // Projected fields come from each document's index line: the cost follows the listing.
+        let projection = store.projection.paths
+        let projected = try store.projectedValues(of: ids, paths: columns)
         var records: [Record] = []
         for (read, id) in ids.enumerated() {
             try stopIfInterrupted(printed: read, of: ids.count)
             var document: JSONValue?
             var values: [(String, JSONValue)] = []
             for column in columns {
-                if let ordinal = index.ordinal(of: id), index.isProjected(column) {
-                    values.append((column, index.value(column, at: ordinal) ?? .null))
+                if column == "_id" {
+                    values.append((column, .string(id)))
+                    continue
+                }
+                if let row = projected[read], projection.contains(column) {
+                    values.append((column, row[column] ?? .null))
                     continue
                 }
                 if document == nil { document = try store.document(withID: id) }

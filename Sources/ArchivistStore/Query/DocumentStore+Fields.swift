@@ -8,6 +8,31 @@ extension DocumentStore {
         try indexFile.fieldsBytes(of: entry)
     }
 
+    /// The projected values of `paths` for each of `ids` (nil for an ID with no document, and for
+    /// a path the projection lacks or the document does not have), read from each one's index
+    /// line: what a listing of a few documents needs, without building any index.
+    public func projectedValues(of ids: [String], paths: [String]) throws(StoreError) -> [[String: JSONValue]?] {
+        let projected = paths.filter { projection.paths.contains($0) }
+        let wanted = projected.map { Array($0.utf8) }
+        var result: [[String: JSONValue]?] = []
+        result.reserveCapacity(ids.count)
+        for id in ids {
+            guard let entry = try entry(forID: id) else {
+                result.append(nil)
+                continue
+            }
+            let bytes = try fieldsBytes(of: entry)
+            var values = [JSONValue?](repeating: nil, count: wanted.count)
+            if let problem = bytes.withUnsafeBufferPointer({ Self.extract(wanted, from: $0, into: &values) }) {
+                throw .unreadableIndex(path: indexFile.path, error: problem)
+            }
+            var row: [String: JSONValue] = [:]
+            for (path, value) in zip(projected, values) { if let value { row[path] = value } }
+            result.append(row)
+        }
+        return result
+    }
+
     /// The values of `paths` for each of `entries`, read with one pass over the index file (on
     /// all cores). The caller holds the state lock, with `entries` taken from the current state.
     func readColumns(_ paths: [String], of entries: [IndexEntry], _ state: inout State) throws(StoreError) -> [String: [JSONValue?]] {
