@@ -930,3 +930,23 @@ struct CommandLineTests {
         #expect(try sandbox.run(["check"]).status == 0)
     }
 }
+
+extension CommandLineTests {
+    @Test("an import of more documents than the merge threshold writes one snapshot at its end, and stats reports it")
+    func importWritesASnapshotAtItsEnd() throws {
+        let path = sandbox.root + "/many.jsonl"
+        try sandbox.write(ArticleGenerator.jsonLines(count: 4_200, seed: 12), to: path)
+        let imported = try sandbox.run(["import", path])
+        #expect(imported.status == 0, "\(imported)")
+        let record = try sandbox.run(["--format", "json", "stats"]).json()
+        #expect(record["snapshot_documents"] == .number("4200"))
+        #expect(record["changes_after_snapshot"] == .number("0"))
+        #expect(sandbox.exists(sandbox.path(FileNames.snapshot)))
+        // A small import stays in the log.
+        let small = sandbox.root + "/small.jsonl"
+        try sandbox.write(ArticleGenerator.jsonLines(count: 10, seed: 13), to: small)
+        #expect(try sandbox.run(["import", small]).status == 0)
+        let after = try sandbox.run(["--format", "json", "stats"]).json()
+        #expect(after["snapshot_documents"] == .number("4200") && after["changes_after_snapshot"] == .number("10"))
+    }
+}

@@ -290,3 +290,36 @@ extension SnapshotCheckTests {
         #expect(try store.statistics().snapshotDocuments == 5)
     }
 }
+
+extension SnapshotCheckTests {
+    @Test("the automatic merge waits for a sixteenth of the snapshot's documents when that is more than the threshold")
+    func mergeThresholdGrowsWithTheSnapshot() throws {
+        let folder = TemporaryFolder()
+        let store = try DocumentStore(folder: folder.data, schema: .nyt, options: .init(mergeThreshold: 2))
+        try storeDocuments(64, in: store)
+        try store.merge()
+        #expect(try store.statistics().snapshotDocuments == 64)
+        // 64 / 16 = 4 changes, not 2, bring the next merge.
+        for n in 0..<3 { try store.put(try json(#"{"n": \#(n)}"#), id: "late\(n)") }
+        #expect(try store.statistics().snapshotDocuments == 64)
+        try store.put(try json(#"{"n": 3}"#), id: "late3")
+        #expect(try store.statistics().snapshotDocuments == 68)
+    }
+
+    @Test("check reports its progress through every document folder")
+    func checkReportsProgress() throws {
+        let folder = TemporaryFolder()
+        let store = try DocumentStore(folder: folder.data, schema: .nyt)
+        try storeDocuments(40, in: store)
+        var reports: [(Int, Int)] = []
+        #expect(try store.check { reports.append(($0, $1)) }.isEmpty)
+        let buckets = try FileManager.default.contentsOfDirectory(atPath: folder.data + "/" + FileNames.documents).count
+        #expect(reports.count == buckets && reports.last.map { $0 == (buckets, buckets) } == true)
+        #expect(reports.map(\.0) == Array(1...buckets))
+    }
+
+    private func storeDocuments(_ count: Int, in store: DocumentStore) throws {
+        let documents = try (0..<count).map { try json(#"{"_id": "d\#($0)", "section_name": "S\#($0 % 3)"}"#) }
+        for result in try store.upsert(documents) { _ = try result.outcome.get() }
+    }
+}

@@ -92,10 +92,22 @@ public enum ValueOrder {
     /// How two strings compare byte by byte in UTF-8 (-1, 0, 1): the one order of strings in
     /// queries, sorts and indexes, as MongoDB's default (Swift's `==` and `<` would call
     /// canonically equivalent spellings equal and order by their normalized form).
-    @inline(__always)
+    /// Compared with memcmp over the strings' contiguous UTF-8 (sorting a million distinct
+    /// values compares strings some twenty million times).
     public static func compareBytes(_ a: String, _ b: String) -> Int {
-        if a.utf8.elementsEqual(b.utf8) { return 0 }
-        return a.utf8.lexicographicallyPrecedes(b.utf8) ? -1 : 1
+        var a = a
+        var b = b
+        return a.withUTF8 { x in b.withUTF8 { y in compareBytes(UnsafeRawBufferPointer(x), UnsafeRawBufferPointer(y)) } }
+    }
+
+    /// How two byte strings compare (-1, 0, 1): memcmp, then the shorter first.
+    public static func compareBytes(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
+        let common = min(a.count, b.count)
+        if common > 0, let x = a.baseAddress, let y = b.baseAddress {
+            let c = memcmp(x, y, common)
+            if c != 0 { return c < 0 ? -1 : 1 }
+        }
+        return a.count == b.count ? 0 : (a.count < b.count ? -1 : 1)
     }
 
     /// A total order on values (used for sorting and for sorted indexes).

@@ -31,10 +31,13 @@ struct FacetTally {
         counts.mapValues { (value: $0.0, count: $0.1) }
     }
 
+    /// The facet order: most frequent first, ties by value.
+    static func precedes(_ a: (value: JSONValue, count: Int), _ b: (value: JSONValue, count: Int)) -> Bool {
+        a.count != b.count ? a.count > b.count : ValueOrder.compareSortable(a.value, b.value) < 0
+    }
+
     /// Most frequent first, ties by value.
     func sorted() -> [(value: JSONValue, count: Int)] {
-        counts.values.sorted { a, b in
-            a.1 != b.1 ? a.1 > b.1 : ValueOrder.compareSortable(a.0, b.0) < 0
-        }.map { (value: $0.0, count: $0.1) }
+        counts.values.map { (value: $0.0, count: $0.1) }.sorted(by: Self.precedes)
     }
 }

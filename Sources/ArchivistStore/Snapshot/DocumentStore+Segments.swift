@@ -166,7 +166,17 @@ extension DocumentStore {
         guard let field = try snapshot.field(path), !field.hasNestedArrays,
             let matches = try segments.snapshot.matching(filter)
         else { return nil }
+        // Spellings of one value (`879`, `879.0`) are one count, shown as the first document
+        // (by ID, in either segment) spells it.
         var counts: [DocumentID: (value: JSONValue, count: Int, first: String)] = [:]
+        func add(_ key: DocumentID, _ value: JSONValue, _ count: Int, firstID: String) {
+            guard let known = counts[key] else {
+                counts[key] = (value, count, firstID)
+                return
+            }
+            let earlier = firstID.utf8.lexicographicallyPrecedes(known.first.utf8)
+            counts[key] = (earlier ? value : known.value, known.count + count, earlier ? firstID : known.first)
+        }
         for index in 0..<field.rowCount {
             let row = try field.row(index)
             guard row.isFacetValue, let value = try field.value(of: row) else { continue }
@@ -176,16 +186,7 @@ extension DocumentStore {
                 if first < 0 { first = Int(ordinal) }
                 count += 1
             }
-            guard count > 0 else { continue }
-            // Spellings of one value (`879`, `879.0`) are one count, shown as the first document spells it.
-            let key = QueryIndex.exactKey(value)
-            let firstID = try snapshot.id(at: first)
-            if let known = counts[key] {
-                let earlier = firstID.utf8.lexicographicallyPrecedes(known.first.utf8)
-                counts[key] = (earlier ? value : known.value, known.count + count, earlier ? firstID : known.first)
-            } else {
-                counts[key] = (value, count, firstID)
-            }
+            if count > 0 { add(QueryIndex.exactKey(value), value, count, firstID: try snapshot.id(at: first)) }
         }
         let tail = segments.tail
         let columns = tail.columns
@@ -195,17 +196,7 @@ extension DocumentStore {
             let values = tail.resolve(path, Int(ordinal), in: columns)
             for key in tally.add(values) where firstIDs[key] == nil { firstIDs[key] = tail.ids[Int(ordinal)] }
         }
-        for (key, entry) in tally.entries {
-            let firstID = firstIDs[key] ?? ""
-            if let known = counts[key] {
-                let tailFirst = firstID.utf8.lexicographicallyPrecedes(known.first.utf8)
-                counts[key] = (tailFirst ? entry.value : known.value, known.count + entry.count, tailFirst ? firstID : known.first)
-            } else {
-                counts[key] = (entry.value, entry.count, firstID)
-            }
-        }
-        return counts.values.sorted { a, b in
-            a.count != b.count ? a.count > b.count : ValueOrder.compareSortable(a.value, b.value) < 0
-        }.map { (value: $0.value, count: $0.count) }
+        for (key, entry) in tally.entries { add(key, entry.value, entry.count, firstID: firstIDs[key] ?? "") }
+        return counts.values.map { (value: $0.value, count: $0.count) }.sorted(by: FacetTally.precedes)
     }
 }

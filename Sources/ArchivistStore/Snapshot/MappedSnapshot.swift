@@ -53,23 +53,13 @@ final class MappedSnapshot: Sendable {
                 let mid = (low + high) / 2
                 let candidate: UnsafeRawBufferPointer
                 do throws(SnapshotDamage) { candidate = try idBytes(at: mid) } catch { return .failure(error) }
-                let order = Self.compare(candidate, raw)
+                let order = ValueOrder.compareBytes(candidate, raw)
                 if order == 0 { return .success(mid) }
                 if order < 0 { low = mid + 1 } else { high = mid }
             }
             return .success(nil)
         }
         return try result.get()
-    }
-
-    /// Byte order of two byte strings (-1, 0, 1).
-    static func compare(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
-        let common = min(a.count, b.count)
-        if common > 0, let x = a.baseAddress, let y = b.baseAddress {
-            let c = memcmp(x, y, common)
-            if c != 0 { return c < 0 ? -1 : 1 }
-        }
-        return a.count == b.count ? 0 : (a.count < b.count ? -1 : 1)
     }
 
     /// The entry of an ordinal (its fields a span of the index file).

@@ -30,46 +30,6 @@ enum SnapshotBuilder {
         static let arrayValued: UInt64 = 2
     }
 
-    /// A group's sort key with its string's bytes at hand (sorting a field of a million distinct
-    /// values compares strings twenty million times).
-    private struct OrderKey {
-        let key: SortableKey
-        let bytes: [UInt8]
-        let isMissing: Bool
-
-        init(_ key: SortableKey, isMissing: Bool) {
-            self.key = key
-            self.isMissing = isMissing
-            if case .string(let text)? = key.value { bytes = Array(text.utf8) } else { bytes = [] }
-        }
-
-        /// `SortableKey`'s order (without ordinals), missing before null.
-        func precedes(_ other: OrderKey) -> Bool {
-            let c = compare(other)
-            return c != 0 ? c < 0 : (isMissing && !other.isMissing)
-        }
-
-        private func compare(_ other: OrderKey) -> Int {
-            if key.rank != other.key.rank { return key.rank < other.key.rank ? -1 : 1 }
-            switch key.rank {
-            case SortableKey.numberRank:
-                return key.number < other.key.number ? -1 : (key.number > other.key.number ? 1 : 0)
-            case SortableKey.dateRank where key.instant != other.key.instant:
-                return key.instant < other.key.instant ? -1 : 1
-            case SortableKey.dateRank, SortableKey.stringRank:
-                return bytes.withUnsafeBufferPointer { a in
-                    other.bytes.withUnsafeBufferPointer { b in
-                        MappedSnapshot.compare(UnsafeRawBufferPointer(a), UnsafeRawBufferPointer(b))
-                    }
-                }
-            case 4:
-                return ValueOrder.compareSortKeys(key.value, other.key.value)
-            default:
-                return 0
-            }
-        }
-    }
-
     /// The bytes of a row of the dictionary.
     static let dictionaryRowSize = 32
     /// The bytes of a row of the entries.
@@ -169,17 +129,20 @@ enum SnapshotBuilder {
         }
         if !missing.isEmpty { groups.append(Group(key: SortableKey(nil, ordinal: 0), isMissing: true, ordinals: missing)) }
         // Sort order; a missing field sorts with null (before it, as it has no value). The groups'
-        // places are sorted, not the groups, and strings compare as bytes.
-        let keys = groups.map { OrderKey($0.key, isMissing: $0.isMissing) }
-        var order = Array(keys.indices)
-        order.sort { keys[$0].precedes(keys[$1]) }
+        // places are sorted, not the groups (each holds an array of postings).
+        var order = Array(groups.indices)
+        order.sort { a, b in
+            if groups[a].key < groups[b].key { return true }
+            if groups[b].key < groups[a].key { return false }
+            return groups[a].isMissing && !groups[b].isMissing
+        }
         groups = order.map { groups[$0] }
         var rows = BinaryWriter(capacity: (groups.count + 1) * dictionaryRowSize)
         var heap = BinaryWriter()
         var postings = BinaryWriter(capacity: values.count * 4)
         var start = 0
         for (position, group) in groups.enumerated() {
-            let ties = position > 0 && !OrderKey(groups[position - 1].key, isMissing: false).precedes(OrderKey(group.key, isMissing: false))
+            let ties = position > 0 && !(groups[position - 1].key < group.key)
             let (valueBytes, isString) = encodedValue(group.key.value)
             var flags: UInt8 = ties ? RowFlag.tiesWithPrevious : 0
             if group.isMissing { flags |= RowFlag.missing | RowFlag.notFacetValue }

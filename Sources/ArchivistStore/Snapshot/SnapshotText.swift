@@ -36,7 +36,7 @@ struct SnapshotText {
         while low < high {
             let mid = (low + high) / 2
             let candidate = try row(mid)
-            let order = wanted.withUnsafeBytes { MappedSnapshot.compare(candidate.term, $0) }
+            let order = wanted.withUnsafeBytes { ValueOrder.compareBytes(candidate.term, $0) }
             if order == 0 {
                 let bytes = try reader.bytes(of: postings, at: candidate.start * 8, count: candidate.count * 8)
                 return bytes.bindMemory(to: SIMD2<UInt32>.self)
