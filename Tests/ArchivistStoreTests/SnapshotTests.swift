@@ -85,7 +85,7 @@ struct SnapshotTests {
             for value in values.prefix(400) {
                 guard let key = QueryIndex.equalityKey(value) else { continue }
                 var found: [UInt32] = []
-                for row in try field.rows(equalTo: value) { found.append(contentsOf: try field.ordinals(of: row)) }
+                for index in try field.rowIndexes(equalTo: value) { found.append(contentsOf: try field.ordinals(of: try field.row(index))) }
                 #expect(found.sorted() == (equality[key] ?? []).map(UInt32.init), "\(path) = \(value)")
             }
         }
@@ -150,7 +150,8 @@ struct SnapshotTests {
             damaged[position] ^= UInt8(1 << (dice.next() % 8))
             do {
                 let reader = try SnapshotReader(FileBytes(damaged))
-                #expect(throws: SnapshotDamage.self, "byte \(position) of \(damaged.count)") { try reader.verifyAll() }
+                let found = try reader.verifyAll { offset, count in Array(damaged[offset..<min(damaged.count, offset + count)]) }
+                #expect(found != nil, "byte \(position) of \(damaged.count)")
             } catch {
                 // Refused at open: the footer, the table or their checksum.
             }

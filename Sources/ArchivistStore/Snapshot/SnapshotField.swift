@@ -115,15 +115,8 @@ struct SnapshotField {
         }
     }
 
-    /// The rows whose value is `value` as `=` tells values apart (exactly the equality index's
-    /// documents for it).
-    func rows(equalTo value: JSONValue) throws(SnapshotDamage) -> [Row] {
-        var found: [Row] = []
-        for index in try rowIndexes(equalTo: value) { found.append(try row(index)) }
-        return found
-    }
-
-    /// The indexes of the rows `rows(equalTo:)` gives.
+    /// The indexes of the rows whose value is `value` as `=` tells values apart (exactly the
+    /// equality index's documents for it).
     func rowIndexes(equalTo value: JSONValue) throws(SnapshotDamage) -> [Int] {
         let key = SortableKey(value, ordinal: 0)
         let wanted = QueryIndex.exactKey(value)

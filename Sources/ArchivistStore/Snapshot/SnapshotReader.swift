@@ -130,13 +130,6 @@ final class SnapshotReader: Sendable {
         verified.withLock { done in for block in pending { done[section.firstBlock + block] = true } }
     }
 
-    /// Checks every block of every section (for `check`).
-    func verifyAll() throws(SnapshotDamage) {
-        for section in sections where section.length > 0 {
-            try verify(section, from: 0, through: section.blockCount - 1)
-        }
-    }
-
     /// Checks every block of every section against bytes `read` gives (offset, count in the
     /// file) rather than through the mapping, so a check of a large snapshot does not keep the
     /// whole file in memory; nil from `read` means the file is shorter.

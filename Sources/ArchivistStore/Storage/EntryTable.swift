@@ -66,11 +66,6 @@ struct EntryTable {
         }
     }
 
-    /// Applies decoded index lines in order.
-    mutating func apply(_ lines: [IndexFile.Line]) throws(SnapshotDamage) {
-        for line in lines { try apply(line) }
-    }
-
     /// Room for `count` entries in memory.
     mutating func reserveCapacity(_ count: Int) {
         overlay.reserveCapacity(count)
