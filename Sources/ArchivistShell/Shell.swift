@@ -73,10 +73,14 @@ public final class Shell: @unchecked Sendable {
         openedStore = store
     }
 
-    /// Opens the store of a data folder, with the lock timeout of `ARCHIVIST_LOCK_TIMEOUT` (else 10 s).
+    /// Opens the store of a data folder, with the lock timeout of `ARCHIVIST_LOCK_TIMEOUT` (else 10 s);
+    /// a migration of the folder's format is noted on stderr.
     func openStore(in folder: String) throws -> DocumentStore {
         let lockTimeout = try EnvironmentVariable.lockTimeout.seconds(in: environment) ?? 10
-        return try DocumentStore(folder: folder, schema: .nyt, options: .init(lockTimeout: lockTimeout))
+        let store = try DocumentStore(folder: folder, schema: .nyt, options: .init(lockTimeout: lockTimeout))
+        // Said by the one process that migrated the folder: every later open finds the new format.
+        if let migration = store.migration { errors.line("note: \(folder): \(migration)") }
+        return store
     }
 
     /// Runs `archivist ARGS...`: global options anywhere, then a command and its arguments.

@@ -525,7 +525,7 @@ struct CommandLineTests {
         #expect(record["documents"] == .number("2"))
         #expect(record["index_lines"] == .number("5"))
         #expect(record["dead_entries"] == .number("3"))
-        #expect(record["format_version"] == .number("1"))
+        #expect(record["format_version"] == .number(String(StoreMetadata.currentFormat)))
         let documentBytes = (fileFacts(sandbox.documentFile("a"))?.size ?? -1) + (fileFacts(sandbox.documentFile("c"))?.size ?? -1)
         #expect(record["document_bytes"] == .number(String(documentBytes)))
         #expect(record["index_bytes"] == .number(String(fileFacts(sandbox.path(FileNames.index))?.size ?? -1)))
@@ -667,7 +667,8 @@ struct CommandLineTests {
         #expect(try sandbox.run(["put", "kept", #"{"v":1}"#]).status == 0)
         let metadataPath = sandbox.path(FileNames.metadata)
         let metadata = try JSONParser.parse(try #require(sandbox.contents(metadataPath)))
-        try sandbox.write(JSONWriter.prettyBytes(metadata.setting("format", to: .number("2"))), to: metadataPath)
+        try sandbox.write(
+            JSONWriter.prettyBytes(metadata.setting("format", to: .number(String(StoreMetadata.currentFormat + 1)))), to: metadataPath)
         let before = snapshot(sandbox.data)
 
         let result = try sandbox.run(arguments)
@@ -676,9 +677,35 @@ struct CommandLineTests {
         #expect(result.stderrLines.count == 1)
         #expect(result.stderrText.hasPrefix("error: "))
         #expect(
-            result.stderrText.contains(FileNames.metadata) && result.stderrText.contains("format version 2")
+            result.stderrText.contains(FileNames.metadata)
+                && result.stderrText.contains("format version \(StoreMetadata.currentFormat + 1)")
                 && result.stderrText.contains("newer"), "\(result)")
         #expect(sameSnapshot(before, snapshot(sandbox.data)), "the folder changed: \(tree(sandbox.data))")
+    }
+
+    @Test("a format-1 folder is migrated by the first command that opens it, which says so once on stderr")
+    func formatOneFolderIsMigratedAndSaidOnce() throws {
+        // The real format-1 folder of the store tests (its provenance: their Fixtures/SOURCES.md).
+        let formatOne = CLI.fixtures.deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("ArchivistStoreTests/Fixtures/format-1").path
+        try FileManager.default.copyItem(atPath: formatOne, toPath: sandbox.data)
+        let documents = try FileManager.default.contentsOfDirectory(atPath: sandbox.data + "/docs").count
+
+        let first = try sandbox.run(["count", "section_name = \"Business Day\""])
+        #expect(first.status == 0, "\(first)")
+        #expect(
+            first.stderrLines == [
+                "note: \(sandbox.data): migrated from format 1 to 2: built index.snapshot of 41 documents; "
+                    + "every document and index.jsonl kept as they were"
+            ], "\(first)")
+        let second = try sandbox.run(["count", "section_name = \"Business Day\""])
+        #expect(second.status == 0 && second.stderrText.isEmpty, "\(second)")
+        #expect(second.stdout == first.stdout)
+        let stats = try sandbox.run(["stats", "--format", "json"]).json()
+        #expect(stats["format_version"] == .number("2") && stats["documents"] == .number("41"))
+        #expect(stats["snapshot_documents"] == .number("41"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.data + "/docs").count == documents)
+        #expect(try sandbox.run(["check"]).status == 0)
     }
 
     // MARK: - IDs

@@ -48,7 +48,7 @@ import Testing
         let store = try openStore()
         #expect(try store.count == 0)
         let metadata = try String(contentsOfFile: metadataFile, encoding: .utf8)
-        #expect(metadata.contains("\"format\": 1"))
+        #expect(metadata.contains("\"format\": \(StoreMetadata.currentFormat)"))
         try expectConsistent(store)
     }
 
@@ -305,7 +305,7 @@ import Testing
     @Test func aNewerFormatIsRefusedAndTheFolderLeftAlone() throws {
         try FileManager.default.createDirectory(atPath: folder.data, withIntermediateDirectories: true)
         try #"{"format": 99}"#.write(toFile: metadataFile, atomically: false, encoding: .utf8)
-        #expect(throws: StoreError.newerFormat(path: metadataFile, found: 99, supported: 1)) {
+        #expect(throws: StoreError.newerFormat(path: metadataFile, found: 99, supported: StoreMetadata.currentFormat)) {
             try openStore()
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.data) == ["archivist.json"])

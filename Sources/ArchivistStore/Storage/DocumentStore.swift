@@ -56,6 +56,8 @@ public final class DocumentStore: Sendable {
         var refusesSnapshot = false
         /// Why the last automatic merge failed.
         var lastMergeFailure: StoreError?
+        /// What opening the store migrated.
+        var migration: FormatMigration?
         var temporaryCounter = 0
 
         var projection: Projection { metadata.projection }
@@ -78,7 +80,8 @@ public final class DocumentStore: Sendable {
     ///
     /// A crash left by an earlier writer is recovered here: temporary files are removed and the
     /// index entries of the interrupted batch are rederived from the documents. An unreadable index
-    /// is rebuilt from the documents; a folder of a newer format is refused.
+    /// is rebuilt from the documents; a folder of an older format is migrated (see `migration`), and
+    /// one of a newer format is refused.
     public init(
         folder: String, schema: StoreSchema, options: Options = Options(),
         fileSystem: any FileSystem = POSIXFileSystem()
@@ -103,6 +106,7 @@ public final class DocumentStore: Sendable {
         try state.withLock { (state: inout State) throws(StoreError) in
             try self.open(&state)
         }
+        try migrateIfNeeded()
     }
 
     /// The path of a file inside the folder.

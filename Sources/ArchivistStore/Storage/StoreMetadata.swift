@@ -1,8 +1,9 @@
 /// The contents of `archivist.json`: the format version and the projected fields (its grammar:
 /// `docs/FORMAT.md`, "archivist.json").
 public struct StoreMetadata: Sendable, Equatable {
-    /// The format version this build writes.
-    public static let currentFormat = 1
+    /// The format version this build writes: 2, the folder with a snapshot (`index.snapshot`);
+    /// folders of format 1 (the same files without one) are migrated when opened.
+    public static let currentFormat = 2
 
     /// The folder's format version.
     public var format: Int

@@ -1,0 +1,35 @@
+extension DocumentStore {
+    /// What opening this store migrated, or nil when the folder already had the current format
+    /// (only the process that migrates a folder sees it, so it is said once).
+    public var migration: FormatMigration? {
+        state.withLock { $0.migration }
+    }
+
+    /// Brings a folder of an older format to the current one, under the writers' lock.
+    ///
+    /// Format 2 adds only derived data (`index.snapshot`), so migrating builds a snapshot of the
+    /// index as it is, then records the new format in `archivist.json`; the documents and
+    /// `index.jsonl` are not touched. Both files are written aside, synced and renamed: a crash
+    /// before the metadata's rename leaves a format-1 folder (with or without a correct snapshot),
+    /// which the next open migrates again.
+    func migrateIfNeeded() throws(StoreError) {
+        guard state.withLock({ $0.metadata.format }) < StoreMetadata.currentFormat else { return }
+        let lock = try fileSystem.lockExclusively(path(FileNames.lock), timeout: options.lockTimeout)
+        defer { lock.release() }
+        try withState(lockHeld: true) { (state: inout State) throws(StoreError) in
+            // Another process may have migrated the folder (or written to it) while this one waited.
+            try self.reopen(&state, lockHeld: true)
+            let from = state.metadata.format
+            guard from < StoreMetadata.currentFormat else { return }
+            let snapshot = try self.currentSnapshot(projection: state.projection)
+            let buildsSnapshot = snapshot == nil || snapshot?.reader.coverage.offset != state.index.consumed
+            if buildsSnapshot { try self.writeSnapshot(&state) }
+            var metadata = state.metadata
+            metadata.format = StoreMetadata.currentFormat
+            try self.writeDurably(metadata.encoded(), to: FileNames.metadata)
+            state.metadata = metadata
+            state.migration = FormatMigration(
+                from: from, to: metadata.format, documents: state.entries.count, builtSnapshot: buildsSnapshot)
+        }
+    }
+}
