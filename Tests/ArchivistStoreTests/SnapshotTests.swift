@@ -324,3 +324,97 @@ extension SnapshotCheckTests {
         for result in try store.upsert(documents) { _ = try result.outcome.get() }
     }
 }
+
+/// The incremental merge: a snapshot merged with the changes after it is the snapshot a build from
+/// every entry writes.
+@Suite("snapshot merge")
+struct SnapshotMergeTests {
+    /// A snapshot's bytes with its creation time and the footer's checksum (which covers it) zeroed.
+    static func comparable(_ bytes: [UInt8]) -> [UInt8] {
+        var bytes = bytes
+        guard bytes.count >= SnapshotFile.footerSize else { return bytes }
+        let footer = bytes.count - SnapshotFile.footerSize
+        for offset in (footer + 88)..<(footer + 96) { bytes[offset] = 0 }
+        for offset in (bytes.count - 8)..<bytes.count { bytes[offset] = 0 }
+        return bytes
+    }
+
+    /// A snapshot's bytes as `comparable` gives them, with each field's flags and the block
+    /// checksums (which cover the flags) zeroed too.
+    static func comparableButFlags(_ bytes: [UInt8]) throws -> [UInt8] {
+        let reader = try SnapshotReader(FileBytes(bytes))
+        var bytes = comparable(bytes)
+        for section in reader.sections where section.kind == SnapshotFile.SectionKind.dictionary.rawValue {
+            let trailer = section.offset + section.length - 32
+            for offset in trailer..<(trailer + 8) { bytes[offset] = 0 }
+        }
+        let footer = bytes.count - SnapshotFile.footerSize
+        let hashesOffset = bytes.withUnsafeBytes { Int(BinaryReader(buffer: $0).uint64(at: footer + 24) ?? 0) }
+        for offset in hashesOffset..<footer { bytes[offset] = 0 }
+        return bytes
+    }
+
+    /// Merges and requires the merged file to be what a build writes; with `flagsMayStay`, but
+    /// for the fields' flags (a merge keeps a field's "arrays somewhere" flags after the documents
+    /// that set them are gone, which only sends queries on the field to the slower exact path).
+    static func expectMergeEqualsBuild(
+        _ store: DocumentStore, folder: TemporaryFolder, _ context: String, flagsMayStay: Bool = false
+    ) throws {
+        let built = try store.snapshotBytes()
+        #expect(try store.statistics().snapshotDocuments != nil, "\(context): no snapshot to merge with")
+        try store.merge()
+        let merged = try #require(FileManager.default.contents(atPath: folder.data + "/" + FileNames.snapshot).map { [UInt8]($0) })
+        #expect(merged.count == built.count, "\(context): merged \(merged.count) bytes, built \(built.count)")
+        let (a, b) =
+            flagsMayStay ? (try comparableButFlags(merged), try comparableButFlags(built)) : (comparable(merged), comparable(built))
+        if a != b {
+            let first = zip(a, b).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(a.count, b.count)
+            Issue.record("\(context): the merged snapshot differs from the built one from byte \(first) of \(b.count)")
+        }
+        #expect(try store.statistics().changesAfterSnapshot == 0)
+        try expectConsistent(store)
+    }
+
+    @Test(
+        "a merge of a snapshot with additions, changes (new spellings, arrays, missing fields) and removals after it writes what a build writes",
+        arguments: [UInt64(3), 17, 2024])
+    func mergeEqualsBuild(seed: UInt64) throws {
+        let folder = TemporaryFolder()
+        let store = try DocumentStore(folder: folder.data, schema: .nyt, options: .init(lockTimeout: 5, mergeThreshold: 0))
+        var generator = ArticleGenerator(seed: seed)
+        let generated = generator.documents(600)
+        let ids = generated.compactMap { $0["_id"]?.stringValue }
+        for result in try store.upsert(generated) { _ = try result.outcome.get() }
+        try store.merge()
+
+        // After the snapshot: awkward new documents, changed ones, removed ones, and a value whose
+        // every document goes (its dictionary row must go too).
+        for result in try store.upsert(QueryFixture.edgeDocuments) { _ = try result.outcome.get() }
+        let changed = stride(from: 0, to: ids.count, by: 7).map { index in
+            generated[index].setting("section_name", to: .string(index % 2 == 0 ? "Changed After" : "Sports"))
+                .setting("word_count", to: index % 3 == 0 ? .number("879.0") : .string("879"))
+                .setting("abstract", to: .string("merged text \(index) zyzzyva"))
+        }
+        for result in try store.upsert(changed) { _ = try result.outcome.get() }
+        _ = try store.remove(stride(from: 3, to: ids.count, by: 11).map { ids[$0] })
+        let sections = Dictionary(grouping: generated, by: { $0["section_name"]?.stringValue ?? "" })
+        if let (_, members) = sections.min(by: { $0.value.count < $1.value.count }) {
+            _ = try store.remove(members.compactMap { $0["_id"]?.stringValue })
+        }
+        try Self.expectMergeEqualsBuild(store, folder: folder, "seed \(seed), first merge")
+
+        // A second merge on top of a merged snapshot, with edge documents changed and removed.
+        let edgeIDs = QueryFixture.edgeDocuments.compactMap { $0["_id"]?.stringValue }
+        _ = try store.remove(Array(edgeIDs.prefix(5)))
+        let again = QueryFixture.edgeDocuments.suffix(6).map { $0.setting("news_desk", to: .string("Late Desk")) }
+        for result in try store.upsert(again) { _ = try result.outcome.get() }
+        try store.put(try json(#"{"section_name": "Zzz Last", "abstract": "aardvark zyzzyva"}"#), id: "zzz-last")
+        try store.put(try json(#"{"section_name": "   ", "pub_date": "1851-09-18"}"#), id: "!first")
+        try Self.expectMergeEqualsBuild(store, folder: folder, "seed \(seed), second merge")
+
+        // Everything removed after a snapshot: the merge writes an empty snapshot.
+        _ = try store.remove(try store.entries().map(\.id))
+        try Self.expectMergeEqualsBuild(store, folder: folder, "seed \(seed), all removed", flagsMayStay: true)
+        #expect(try store.count == 0)
+    }
+}

@@ -27,11 +27,39 @@ extension DocumentStore {
     }
 
     /// Writes a snapshot of the state's entries (the lock held, every line of the index read),
-    /// aside, synced and renamed into place; the state then starts from it.
+    /// streamed to a file aside, synced and renamed into place; the state then starts from it.
+    ///
+    /// When the state starts from a snapshot, the new one is a merge of it with the changes after
+    /// it (`SnapshotMerger`: the old structures are copied with the changes applied, and only the
+    /// changed documents' index lines are read); otherwise it is built from every entry.
     func writeSnapshot(_ state: inout State) throws(StoreError) {
-        let bytes = try snapshotBytes(&state)
-        try writeDurably(bytes, to: FileNames.snapshot)
-        if let loaded = try? MappedSnapshot(SnapshotReader(FileBytes(bytes))) {
+        let coverage = try coverage(of: state.index)
+        let schemaHash = Self.schemaHash(projection: state.projection, textSearch: schema.textSearch)
+        try fileSystem.createFolder(path(FileNames.temporary))
+        let temporary = path(FileNames.temporary + "/" + FileNames.snapshot + ".new")
+        try fileSystem.write([], to: temporary)
+        let fileSystem = self.fileSystem
+        var writer = SnapshotWriter { (bytes) throws(StoreError) in try fileSystem.append(bytes, to: temporary) }
+        if let old = state.entries.snapshot, old.paths == state.projection.paths {
+            let added = try table(try state.entries.changedEntries())
+            try SnapshotMerger.merge(
+                old, superseded: state.entries.superseded, added: added, into: &writer, projection: state.projection,
+                textSearch: schema.textSearch,
+                columns: { (paths) throws(StoreError) in try self.readColumns(paths, of: added, &state) },
+                coverage: coverage, schemaHash: schemaHash)
+        } else {
+            let entries = try table(try state.entries.sorted())
+            try SnapshotBuilder.build(
+                into: &writer, entries: entries, projection: state.projection, textSearch: schema.textSearch,
+                columns: { (paths) throws(StoreError) in try self.readColumns(paths, of: entries, &state) },
+                coverage: coverage, schemaHash: schemaHash)
+        }
+        try fileSystem.synchronize(temporary)
+        try fileSystem.rename(temporary, to: path(FileNames.snapshot))
+        try fileSystem.synchronize(folder)
+        if let file = try fileSystem.mappedContentsForRandomReads(of: path(FileNames.snapshot)),
+            let loaded = try? MappedSnapshot(SnapshotReader(file))
+        {
             state.entries = EntryTable(snapshot: loaded)
         }
     }

@@ -79,6 +79,11 @@ final class MappedSnapshot: Sendable {
             fields: .indexFile(offset: Int(offset), length: Int(length)))
     }
 
+    /// The 48 bytes of an ordinal's entry row, as the file holds them.
+    func entryRowBytes(at ordinal: Int) throws(SnapshotDamage) -> UnsafeRawBufferPointer {
+        try reader.bytes(of: entryRows, at: ordinal * SnapshotBuilder.entryRowSize, count: SnapshotBuilder.entryRowSize)
+    }
+
     // MARK: Fields
 
     /// The dictionary and postings of a projected path, or nil when the path is not projected.

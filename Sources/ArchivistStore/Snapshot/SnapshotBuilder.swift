@@ -43,23 +43,34 @@ enum SnapshotBuilder {
         entries: [IndexEntry], projection: Projection, textSearch: TextSearch,
         columns: (_ paths: [String]) throws(StoreError) -> [String: [JSONValue?]], coverage: SnapshotFile.Coverage, schemaHash: UInt64
     ) throws(StoreError) -> [UInt8] {
-        var writer = SnapshotWriter()
-        addIDs(entries, to: &writer)
-        addEntries(entries, to: &writer)
-        writer.add(.fieldNames, Array(projection.paths.joined(separator: "\n").utf8))
+        try SnapshotWriter.bytes { (writer) throws(StoreError) in
+            try build(
+                into: &writer, entries: entries, projection: projection, textSearch: textSearch, columns: columns, coverage: coverage,
+                schemaHash: schemaHash)
+        }
+    }
+
+    /// Writes the snapshot of these entries to `writer`, section by section.
+    static func build(
+        into writer: inout SnapshotWriter, entries: [IndexEntry], projection: Projection, textSearch: TextSearch,
+        columns: (_ paths: [String]) throws(StoreError) -> [String: [JSONValue?]], coverage: SnapshotFile.Coverage, schemaHash: UInt64
+    ) throws(StoreError) {
+        try addIDs(entries, to: &writer)
+        try writer.add(.entries, entryRows(entries))
+        try writer.add(.fieldNames, Array(projection.paths.joined(separator: "\n").utf8))
         // One column in memory at a time, then the text fields together.
         for (field, path) in projection.paths.enumerated() {
             let values = try columns([path])[path] ?? [JSONValue?](repeating: nil, count: entries.count)
-            addField(values, field: UInt32(field), to: &writer)
+            try addField(groups(of: values, ordinals: { UInt32($0) }), field: UInt32(field), to: &writer)
         }
         let textColumns = try columns(textSearch.paths.filter(projection.paths.contains))
-        addText(count: entries.count, textSearch: textSearch, columns: textColumns, to: &writer)
-        return writer.finish(
+        try addText(textIndex(count: entries.count, textSearch: textSearch, columns: textColumns), to: &writer)
+        try writer.finish(
             documentCount: entries.count, documentBytes: entries.reduce(0) { $0 + $1.size }, coverage: coverage, schemaHash: schemaHash,
             createdAt: .now())
     }
 
-    private static func addIDs(_ entries: [IndexEntry], to writer: inout SnapshotWriter) {
+    private static func addIDs(_ entries: [IndexEntry], to writer: inout SnapshotWriter) throws(StoreError) {
         var offsets = BinaryWriter(capacity: (entries.count + 1) * 8)
         var heap = BinaryWriter(capacity: entries.count * 32)
         for entry in entries {
@@ -67,112 +78,160 @@ enum SnapshotBuilder {
             heap.append(contentsOf: entry.id.utf8)
         }
         offsets.append(UInt64(heap.bytes.count))
-        writer.add(.idOffsets, offsets.bytes)
-        writer.add(.idHeap, heap.bytes)
+        try writer.add(.idOffsets, offsets.bytes)
+        try writer.add(.idHeap, heap.bytes)
     }
 
-    private static func addEntries(_ entries: [IndexEntry], to writer: inout SnapshotWriter) {
+    /// The entries section's rows of these entries.
+    static func entryRows(_ entries: [IndexEntry]) -> [UInt8] {
         var rows = BinaryWriter(capacity: entries.count * entryRowSize)
-        for entry in entries {
-            guard case .indexFile(let offset, let length) = entry.fields else {
-                preconditionFailure("a snapshot holds only entries whose fields are in the index file")
-            }
-            rows.append(entry.hash)
-            rows.append(UInt64(entry.size))
-            rows.append(entry.storedAt.milliseconds)
-            rows.append(entry.updatedAt.milliseconds)
-            rows.append(UInt64(offset))
-            rows.append(UInt32(length))
-            rows.append(UInt32(0))
-        }
-        writer.add(.entries, rows.bytes)
+        for entry in entries { appendEntryRow(entry, to: &rows) }
+        return rows.bytes
     }
 
-    /// One distinct value of a field while its dictionary is built.
-    private struct Group {
+    /// Appends the 48-byte row of an entry.
+    static func appendEntryRow(_ entry: IndexEntry, to rows: inout BinaryWriter) {
+        guard case .indexFile(let offset, let length) = entry.fields else {
+            preconditionFailure("a snapshot holds only entries whose fields are in the index file")
+        }
+        rows.append(entry.hash)
+        rows.append(UInt64(entry.size))
+        rows.append(entry.storedAt.milliseconds)
+        rows.append(entry.updatedAt.milliseconds)
+        rows.append(UInt64(offset))
+        rows.append(UInt32(length))
+        rows.append(UInt32(0))
+    }
+
+    /// One distinct value (one spelling) of a field while its dictionary is built: its sort key
+    /// and its documents' ordinals, ascending.
+    struct Group {
         var key: SortableKey
         var isMissing: Bool
         var ordinals: [UInt32]
     }
 
-    private static func addField(_ values: [JSONValue?], field: UInt32, to writer: inout SnapshotWriter) {
+    /// A field's groups in dictionary order, with the field's flags.
+    struct FieldGroups {
+        var groups: [Group] = []
+        var hasNestedArrays = false
+        var isArrayValued = false
+    }
+
+    /// What tells two values apart in a dictionary: a string's text, else its compact JSON (so
+    /// `879` and `879.0` are two rows, which sort as ties, and a facet shows each spelling).
+    static func spelling(_ value: JSONValue) -> DocumentID {
+        if case .string(let text) = value { return DocumentID("s" + text) }
+        return DocumentID(JSONWriter.compactString(value))
+    }
+
+    /// Whether group `a` comes before group `b` in a dictionary: in `SortableKey` order, the
+    /// documents without the field first among ties. Groups that tie keep the order of their
+    /// first documents (the sort is stable, and groups are made in ordinal order).
+    static func precedes(_ a: Group, _ b: Group) -> Bool {
+        if a.key < b.key { return true }
+        if b.key < a.key { return false }
+        return a.isMissing && !b.isMissing
+    }
+
+    /// The groups of a column of values (by position), the documents numbered by `ordinals`
+    /// (ascending with the position).
+    static func groups(of values: [JSONValue?], ordinals: (Int) -> UInt32) -> FieldGroups {
+        var result = FieldGroups()
         var groups: [Group] = []
         var groupOf: [DocumentID: Int] = [:]
         var missing: [UInt32] = []
-        var nested = false
-        var arrayValued = false
-        for (ordinal, value) in values.enumerated() {
+        for (position, value) in values.enumerated() {
+            let ordinal = ordinals(position)
             let found = Projection.resolvedValues(value)
-            if !arrayValued, found.count > 1 || found.contains(where: \.isArray) { arrayValued = true }
+            if !result.isArrayValued, found.count > 1 || found.contains(where: \.isArray) { result.isArrayValued = true }
             let (keys, hasNested) = SortedIndex.keys(of: found)
-            nested = nested || hasNested
+            result.hasNestedArrays = result.hasNestedArrays || hasNested
             if keys.isEmpty {
-                missing.append(UInt32(ordinal))
+                missing.append(ordinal)
                 continue
             }
             for key in keys {
-                // One row per spelling: `879` and `879.0` are equal (and sort as ties), but a facet
-                // shows the spelling of the first document that has it.
-                let exact: DocumentID
-                if case .string(let text) = key {
-                    exact = DocumentID("s" + text)
-                } else {
-                    exact = DocumentID(JSONWriter.compactString(key))
-                }
+                let exact = spelling(key)
                 if let group = groupOf[exact] {
-                    if groups[group].ordinals.last != UInt32(ordinal) { groups[group].ordinals.append(UInt32(ordinal)) }
+                    if groups[group].ordinals.last != ordinal { groups[group].ordinals.append(ordinal) }
                 } else {
                     groupOf[exact] = groups.count
-                    groups.append(Group(key: SortableKey(key, ordinal: 0), isMissing: false, ordinals: [UInt32(ordinal)]))
+                    groups.append(Group(key: SortableKey(key, ordinal: 0), isMissing: false, ordinals: [ordinal]))
                 }
             }
         }
         if !missing.isEmpty { groups.append(Group(key: SortableKey(nil, ordinal: 0), isMissing: true, ordinals: missing)) }
-        // Sort order; a missing field sorts with null (before it, as it has no value). The groups'
-        // places are sorted, not the groups (each holds an array of postings).
+        // The groups' places are sorted, not the groups (each holds an array of postings).
         var order = Array(groups.indices)
-        order.sort { a, b in
-            if groups[a].key < groups[b].key { return true }
-            if groups[b].key < groups[a].key { return false }
-            return groups[a].isMissing && !groups[b].isMissing
+        order.sort { a, b in precedes(groups[a], groups[b]) }
+        result.groups = order.map { groups[$0] }
+        return result
+    }
+
+    /// A field's dictionary as it is written: rows, values and postings, then its trailer.
+    struct DictionaryOutput {
+        private(set) var rows = BinaryWriter()
+        private(set) var heap = BinaryWriter()
+        private(set) var postings = BinaryWriter()
+        private(set) var rowCount = 0
+        private var postingCount = 0
+
+        /// Appends a row; `value` is the heap's bytes of its value.
+        mutating func appendRow(
+            rank: Int8, flags: UInt8, sortWord: UInt64, value: UnsafeRawBufferPointer, ordinals: UnsafeBufferPointer<UInt32>
+        ) {
+            rows.append(UInt8(bitPattern: rank))
+            rows.append(flags)
+            rows.append(UInt8(0))
+            rows.append(UInt8(0))
+            rows.append(UInt32(ordinals.count))
+            rows.append(sortWord)
+            rows.append(UInt64(postingCount))
+            rows.append(UInt32(heap.bytes.count))
+            rows.append(UInt32(value.count))
+            heap.append(contentsOf: value)
+            for ordinal in ordinals { postings.append(ordinal) }
+            postingCount += ordinals.count
+            rowCount += 1
         }
-        groups = order.map { groups[$0] }
-        var rows = BinaryWriter(capacity: (groups.count + 1) * dictionaryRowSize)
-        var heap = BinaryWriter()
-        var postings = BinaryWriter(capacity: values.count * 4)
-        var start = 0
-        for (position, group) in groups.enumerated() {
-            let ties = position > 0 && !(groups[position - 1].key < group.key)
+
+        /// Appends the row of a group; `ties` when it sorts equal to the row before it.
+        mutating func appendRow(_ group: Group, ties: Bool) {
             let (valueBytes, isString) = encodedValue(group.key.value)
             var flags: UInt8 = ties ? RowFlag.tiesWithPrevious : 0
             if group.isMissing { flags |= RowFlag.missing | RowFlag.notFacetValue }
             if isString { flags |= RowFlag.string }
             if group.key.value == .array([]) { flags |= RowFlag.notFacetValue }
-            rows.append(UInt8(bitPattern: group.key.rank))
-            rows.append(flags)
-            rows.append(UInt8(0))
-            rows.append(UInt8(0))
-            rows.append(UInt32(group.ordinals.count))
-            rows.append(sortWord(group.key))
-            rows.append(UInt64(start))
-            rows.append(UInt32(heap.bytes.count))
-            rows.append(UInt32(valueBytes.count))
-            heap.append(contentsOf: valueBytes)
-            for ordinal in group.ordinals { postings.append(ordinal) }
-            start += group.ordinals.count
+            valueBytes.withUnsafeBytes { value in
+                group.ordinals.withUnsafeBufferPointer { ordinals in
+                    appendRow(rank: group.key.rank, flags: flags, sortWord: sortWord(group.key), value: value, ordinals: ordinals)
+                }
+            }
         }
-        // The field's flags, after the last row.
-        rows.append((nested ? FieldFlag.nestedArrays : 0) | (arrayValued ? FieldFlag.arrayValued : 0))
-        rows.append(UInt64(groups.count))
-        rows.append(UInt64(0))
-        rows.append(UInt64(0))
-        writer.add(.dictionary, field: field, rows.bytes)
-        writer.add(.dictionaryHeap, field: field, heap.bytes)
-        writer.add(.postings, field: field, postings.bytes)
+
+        /// Writes the three sections of the field, the flags in a trailer after the last row.
+        mutating func write(field: UInt32, hasNestedArrays: Bool, isArrayValued: Bool, to writer: inout SnapshotWriter) throws(StoreError) {
+            rows.append((hasNestedArrays ? FieldFlag.nestedArrays : 0) | (isArrayValued ? FieldFlag.arrayValued : 0))
+            rows.append(UInt64(rowCount))
+            rows.append(UInt64(0))
+            rows.append(UInt64(0))
+            try writer.add(.dictionary, field: field, rows.bytes)
+            try writer.add(.dictionaryHeap, field: field, heap.bytes)
+            try writer.add(.postings, field: field, postings.bytes)
+        }
+    }
+
+    private static func addField(_ field: FieldGroups, field number: UInt32, to writer: inout SnapshotWriter) throws(StoreError) {
+        var output = DictionaryOutput()
+        for (position, group) in field.groups.enumerated() {
+            output.appendRow(group, ties: position > 0 && !(field.groups[position - 1].key < group.key))
+        }
+        try output.write(field: number, hasNestedArrays: field.hasNestedArrays, isArrayValued: field.isArrayValued, to: &writer)
     }
 
     /// A value as the dictionary's heap holds it: a string's UTF-8 bytes, else its compact JSON.
-    private static func encodedValue(_ value: JSONValue?) -> ([UInt8], Bool) {
+    static func encodedValue(_ value: JSONValue?) -> ([UInt8], Bool) {
         switch value {
         case nil: return ([], false)
         case .string(let text)?: return (Array(text.utf8), true)
@@ -181,7 +240,7 @@ enum SnapshotBuilder {
     }
 
     /// The number (as its bits) or the instant a row sorts by.
-    private static func sortWord(_ key: SortableKey) -> UInt64 {
+    static func sortWord(_ key: SortableKey) -> UInt64 {
         switch key.rank {
         case SortableKey.numberRank: return key.number.bitPattern
         case SortableKey.dateRank: return UInt64(bitPattern: key.instant)
@@ -189,28 +248,63 @@ enum SnapshotBuilder {
         }
     }
 
-    private static func addText(count: Int, textSearch: TextSearch, columns: [String: [JSONValue?]], to writer: inout SnapshotWriter) {
-        let index = TextIndex(count: count) { ordinal in
+    /// The text index of the documents whose text fields `columns` holds.
+    static func textIndex(count: Int, textSearch: TextSearch, columns: [String: [JSONValue?]]) -> TextIndex {
+        TextIndex(count: count) { ordinal in
             textSearch.fields.map { field in (Projection.resolvedValues(columns[field.path]?[ordinal] ?? nil), field.weight) }
         }
-        var rows = BinaryWriter()
-        var heap = BinaryWriter()
-        var postings = BinaryWriter()
-        var start = 0
-        for (term, list) in index.allPostings.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
-            rows.append(UInt32(heap.bytes.count))
-            rows.append(UInt32(term.utf8.count))
-            rows.append(UInt32(start))
-            rows.append(UInt32(list.count))
-            heap.append(contentsOf: term.utf8)
-            for posting in list {
-                postings.append(UInt32(posting.ordinal))
-                postings.append(posting.weight)
-            }
-            start += list.count
+    }
+
+    /// The terms of a text index in byte order.
+    static func sortedTerms(_ index: TextIndex) -> [String] {
+        index.allPostings.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+    }
+
+    /// The text sections as they are written: the postings streamed to the writer term by term,
+    /// the terms' rows and bytes kept until `finish`.
+    struct TextOutput {
+        private var rows = BinaryWriter()
+        private var heap = BinaryWriter()
+        private var postingCount = 0
+
+        /// Opens the postings section.
+        init(writer: inout SnapshotWriter) throws(StoreError) {
+            try writer.begin(.textPostings)
         }
-        writer.add(.terms, rows.bytes)
-        writer.add(.termHeap, heap.bytes)
-        writer.add(.textPostings, postings.bytes)
+
+        /// Appends a term with its postings: (ordinal, weight bits) pairs, ordinals ascending.
+        mutating func append<Term: Collection>(term: Term, postings: [SIMD2<UInt32>], to writer: inout SnapshotWriter) throws(StoreError)
+        where Term.Element == UInt8 {
+            guard !postings.isEmpty else { return }
+            rows.append(UInt32(heap.bytes.count))
+            rows.append(UInt32(term.count))
+            rows.append(UInt32(postingCount))
+            rows.append(UInt32(postings.count))
+            heap.append(contentsOf: term)
+            var bytes = BinaryWriter(capacity: postings.count * 8)
+            for posting in postings {
+                bytes.append(posting[0])
+                bytes.append(posting[1])
+            }
+            try writer.append(bytes)
+            postingCount += postings.count
+        }
+
+        /// Closes the postings and writes the terms.
+        mutating func finish(to writer: inout SnapshotWriter) throws(StoreError) {
+            try writer.end()
+            try writer.add(.terms, rows.bytes)
+            try writer.add(.termHeap, heap.bytes)
+        }
+    }
+
+    private static func addText(_ index: TextIndex, to writer: inout SnapshotWriter) throws(StoreError) {
+        var output = try TextOutput(writer: &writer)
+        for term in sortedTerms(index) {
+            let list = index.allPostings[term] ?? []
+            let postings = list.map { SIMD2<UInt32>(UInt32($0.ordinal), $0.weight.bitPattern) }
+            try output.append(term: term.utf8, postings: postings, to: &writer)
+        }
+        try output.finish(to: &writer)
     }
 }

@@ -85,6 +85,11 @@ struct SnapshotField {
         }
     }
 
+    /// The heap's bytes of a row's value (a string's UTF-8, else compact JSON; empty when missing).
+    func valueBytes(of row: Row) throws(SnapshotDamage) -> UnsafeRawBufferPointer {
+        try reader.bytes(of: heap, at: row.valueOffset, count: row.valueLength)
+    }
+
     /// The ordinals of a row, ascending.
     func ordinals(of row: Row) throws(SnapshotDamage) -> UnsafeBufferPointer<UInt32> {
         let bytes = try reader.bytes(of: postings, at: row.postingsStart * 4, count: row.count * 4)

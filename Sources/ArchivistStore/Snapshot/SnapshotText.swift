@@ -29,6 +29,13 @@ struct SnapshotText {
         return (try reader.bytes(of: heap, at: Int(offset), count: Int(length)), Int(start), Int(count))
     }
 
+    /// Term `index` (0 ..< termCount, in byte order): its bytes and its postings.
+    func term(at index: Int) throws(SnapshotDamage) -> (term: UnsafeRawBufferPointer, postings: UnsafeBufferPointer<SIMD2<UInt32>>) {
+        let found = try row(index)
+        let bytes = try reader.bytes(of: postings, at: found.start * 8, count: found.count * 8)
+        return (found.term, bytes.bindMemory(to: SIMD2<UInt32>.self))
+    }
+
     /// The postings of a term: (ordinal, weight) pairs, ordinals ascending; empty when absent.
     func postings(of term: String) throws(SnapshotDamage) -> UnsafeBufferPointer<SIMD2<UInt32>> {
         let wanted = Array(term.utf8)

@@ -1,69 +1,139 @@
 /// Assembles a snapshot file: its sections, then the section table, the block checksums and the
-/// footer (`docs/FORMAT.md`, "index.snapshot").
+/// footer (`docs/FORMAT.md`, "index.snapshot"). The bytes go to a sink a block (1 MiB) at a time,
+/// so a section of any size can be streamed (`begin`, `append`, `end`) without being held whole.
 struct SnapshotWriter {
-    private var output = BinaryWriter()
+    /// Where the bytes go, in order.
+    typealias Sink = (_ bytes: [UInt8]) throws(StoreError) -> Void
+
+    private let sink: Sink
+    /// Bytes not yet given to the sink (at most a block of the open section, or padding).
+    private var pending = BinaryWriter()
+    /// Bytes given to the sink.
+    private var flushed = 0
     private var sections: [SnapshotFile.Section] = []
     private var blockHashes: [UInt64] = []
+    /// The open section: its kind, field and offset, and where its current block starts.
+    private var open: (kind: SnapshotFile.SectionKind, field: UInt32, offset: Int, blockStart: Int)?
 
-    /// A writer with the file's leading magic written.
-    init() {
-        output.append(SnapshotFile.magic)
+    /// A writer giving its bytes to `sink`, the file's leading magic first.
+    init(sink: @escaping Sink) {
+        self.sink = sink
+        pending.append(SnapshotFile.magic)
     }
 
-    /// Adds a section.
-    mutating func add(_ kind: SnapshotFile.SectionKind, field: UInt32 = SnapshotFile.noField, _ body: [UInt8]) {
-        output.align(to: 8)
-        let offset = output.bytes.count
-        output.append(contentsOf: body)
-        let section = SnapshotFile.Section(
-            kind: kind.rawValue, field: field, offset: offset, length: body.count,
-            firstBlock: blockHashes.count)
-        body.withUnsafeBytes { raw in
-            var start = 0
-            while start < raw.count {
-                let end = min(raw.count, start + SnapshotFile.blockSize)
-                blockHashes.append(WordHash.hash(UnsafeRawBufferPointer(rebasing: raw[start..<end])))
-                start = end
+    /// The offset of the next byte in the file.
+    private var offset: Int { flushed + pending.bytes.count }
+
+    /// Adds a whole section.
+    mutating func add(_ kind: SnapshotFile.SectionKind, field: UInt32 = SnapshotFile.noField, _ body: [UInt8]) throws(StoreError) {
+        try begin(kind, field: field)
+        try append(body)
+        try end()
+    }
+
+    /// Starts a section (8-aligned); its bytes follow with `append`, and `end` closes it.
+    mutating func begin(_ kind: SnapshotFile.SectionKind, field: UInt32 = SnapshotFile.noField) throws(StoreError) {
+        precondition(open == nil, "a snapshot section is already open")
+        pending.align(to: 8)
+        try flush()
+        open = (kind, field, offset, offset)
+    }
+
+    /// Appends bytes to the open section; each full block is checksummed and written.
+    mutating func append(_ bytes: [UInt8]) throws(StoreError) {
+        guard var section = open else { preconditionFailure("no snapshot section is open") }
+        var start = 0
+        while start < bytes.count {
+            let room = SnapshotFile.blockSize - (offset - section.blockStart)
+            let end = min(bytes.count, start + room)
+            pending.append(contentsOf: bytes[start..<end])
+            start = end
+            if offset - section.blockStart == SnapshotFile.blockSize {
+                blockHashes.append(pending.bytes.withUnsafeBytes { WordHash.hash($0) })
+                try flush()
+                section.blockStart = offset
             }
         }
-        sections.append(section)
+        open = section
     }
 
-    /// The whole file: the sections written, then the table, the block checksums and the footer.
+    /// Appends the bytes of a binary writer to the open section.
+    mutating func append(_ writer: BinaryWriter) throws(StoreError) {
+        try append(writer.bytes)
+    }
+
+    /// Closes the open section: its last (partial) block is checksummed and written.
+    mutating func end() throws(StoreError) {
+        guard let section = open else { preconditionFailure("no snapshot section is open") }
+        let firstBlock = blockHashes.count - (section.blockStart - section.offset) / SnapshotFile.blockSize
+        if offset > section.blockStart {
+            blockHashes.append(pending.bytes.withUnsafeBytes { WordHash.hash($0) })
+        }
+        sections.append(
+            SnapshotFile.Section(
+                kind: section.kind.rawValue, field: section.field, offset: section.offset, length: offset - section.offset,
+                firstBlock: firstBlock))
+        open = nil
+        try flush()
+    }
+
+    private mutating func flush() throws(StoreError) {
+        guard !pending.bytes.isEmpty else { return }
+        let bytes = pending.bytes
+        flushed += bytes.count
+        pending = BinaryWriter()
+        try sink(bytes)
+    }
+
+    /// Writes the table, the block checksums and the footer.
     mutating func finish(
         documentCount: Int, documentBytes: Int, coverage: SnapshotFile.Coverage, schemaHash: UInt64,
         createdAt: Timestamp
-    ) -> [UInt8] {
-        output.align(to: 8)
-        let tableOffset = output.bytes.count
+    ) throws(StoreError) {
+        precondition(open == nil, "a snapshot section is still open")
+        pending.align(to: 8)
+        try flush()
+        let tableOffset = offset
+        var tail = BinaryWriter()
         for section in sections {
-            output.append(section.kind)
-            output.append(section.field)
-            output.append(UInt64(section.offset))
-            output.append(UInt64(section.length))
-            output.append(UInt64(section.firstBlock))
+            tail.append(section.kind)
+            tail.append(section.field)
+            tail.append(UInt64(section.offset))
+            tail.append(UInt64(section.length))
+            tail.append(UInt64(section.firstBlock))
         }
-        let hashesOffset = output.bytes.count
-        for hash in blockHashes { output.append(hash) }
-        let footerStart = output.bytes.count
-        output.append(SnapshotFile.magic)
-        output.append(SnapshotFile.version)
-        output.append(UInt32(sections.count))
-        output.append(UInt64(tableOffset))
-        output.append(UInt64(hashesOffset))
-        output.append(UInt64(blockHashes.count))
-        output.append(UInt64(documentCount))
-        output.append(coverage.identity)
-        output.append(UInt64(coverage.offset))
-        output.append(UInt64(coverage.lines))
-        output.append(coverage.tailHash)
-        output.append(schemaHash)
-        output.append(createdAt.milliseconds)
-        output.append(UInt64(documentBytes))
-        for _ in 0..<2 { output.append(UInt64(0)) }
-        let checked = output.bytes[tableOffset..<output.bytes.count]
-        output.append(checked.withUnsafeBytes { WordHash.hash($0) })
-        precondition(output.bytes.count - footerStart == SnapshotFile.footerSize)
-        return output.bytes
+        let hashesOffset = tableOffset + tail.bytes.count
+        for hash in blockHashes { tail.append(hash) }
+        let footerStart = tail.bytes.count
+        tail.append(SnapshotFile.magic)
+        tail.append(SnapshotFile.version)
+        tail.append(UInt32(sections.count))
+        tail.append(UInt64(tableOffset))
+        tail.append(UInt64(hashesOffset))
+        tail.append(UInt64(blockHashes.count))
+        tail.append(UInt64(documentCount))
+        tail.append(coverage.identity)
+        tail.append(UInt64(coverage.offset))
+        tail.append(UInt64(coverage.lines))
+        tail.append(coverage.tailHash)
+        tail.append(schemaHash)
+        tail.append(createdAt.milliseconds)
+        tail.append(UInt64(documentBytes))
+        for _ in 0..<2 { tail.append(UInt64(0)) }
+        tail.append(tail.bytes.withUnsafeBytes { WordHash.hash($0) })
+        precondition(tail.bytes.count - footerStart == SnapshotFile.footerSize)
+        pending = tail
+        try flush()
+    }
+}
+
+extension SnapshotWriter {
+    /// The bytes of a snapshot assembled in memory by `body` (for small snapshots and tests).
+    static func bytes(_ body: (inout SnapshotWriter) throws(StoreError) -> Void) throws(StoreError) -> [UInt8] {
+        final class Buffer: @unchecked Sendable { var bytes: [UInt8] = [] }
+        let buffer = Buffer()
+        var writer = SnapshotWriter { (bytes) throws(StoreError) in buffer.bytes.append(contentsOf: bytes) }
+        try body(&writer)
+        return buffer.bytes
     }
 }

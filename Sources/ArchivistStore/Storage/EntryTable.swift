@@ -73,10 +73,7 @@ struct EntryTable {
 
     /// Every live entry, sorted by ID bytes.
     func sorted() throws(SnapshotDamage) -> [IndexEntry] {
-        var memory: [IndexEntry] = []
-        memory.reserveCapacity(overlay.count)
-        for case .some(let entry) in overlay.values { memory.append(entry) }
-        memory = DocumentStore.sortedByID(memory)
+        let memory = try changedEntries()
         guard let snapshot else { return memory }
         var result: [IndexEntry] = []
         result.reserveCapacity(count)
@@ -91,6 +88,14 @@ struct EntryTable {
         }
         result.append(contentsOf: memory[next...])
         return result
+    }
+
+    /// The live entries of the log after the snapshot (added or changed since), sorted by ID bytes.
+    func changedEntries() throws(SnapshotDamage) -> [IndexEntry] {
+        var memory: [IndexEntry] = []
+        memory.reserveCapacity(overlay.count)
+        for case .some(let entry) in overlay.values { memory.append(entry) }
+        return DocumentStore.sortedByID(memory)
     }
 
     /// The sum of the live documents' sizes.
