@@ -37,11 +37,18 @@ enum SnapshotBuilder {
     /// The bytes of a row of the terms.
     static let termRowSize = 16
 
+    /// Reads the projected values at `paths` of the entries at `positions` (by position in
+    /// the range, so values[path]![0] is the value of the range's first entry).
+    typealias Columns = (_ paths: [String], _ positions: Range<Int>) throws(StoreError) -> [String: [JSONValue?]]
+
+    /// How many documents' text a build holds in memory at a time.
+    static let textChunk = 65_536
+
     /// The whole snapshot file of these entries (sorted by ID bytes, every one's fields in the
-    /// index file); `columns` reads their projected values by ordinal for the paths it is given.
+    /// index file); `columns` reads their projected values for the paths it is given.
     static func build(
         entries: [IndexEntry], projection: Projection, textSearch: TextSearch,
-        columns: (_ paths: [String]) throws(StoreError) -> [String: [JSONValue?]], coverage: SnapshotFile.Coverage, schemaHash: UInt64
+        columns: Columns, coverage: SnapshotFile.Coverage, schemaHash: UInt64
     ) throws(StoreError) -> [UInt8] {
         try SnapshotWriter.bytes { (writer) throws(StoreError) in
             try build(
@@ -53,18 +60,17 @@ enum SnapshotBuilder {
     /// Writes the snapshot of these entries to `writer`, section by section.
     static func build(
         into writer: inout SnapshotWriter, entries: [IndexEntry], projection: Projection, textSearch: TextSearch,
-        columns: (_ paths: [String]) throws(StoreError) -> [String: [JSONValue?]], coverage: SnapshotFile.Coverage, schemaHash: UInt64
+        columns: Columns, coverage: SnapshotFile.Coverage, schemaHash: UInt64
     ) throws(StoreError) {
         try addIDs(entries, to: &writer)
         try writer.add(.entries, entryRows(entries))
         try writer.add(.fieldNames, Array(projection.paths.joined(separator: "\n").utf8))
         // One column in memory at a time, then the text fields together.
         for (field, path) in projection.paths.enumerated() {
-            let values = try columns([path])[path] ?? [JSONValue?](repeating: nil, count: entries.count)
+            let values = try columns([path], 0..<entries.count)[path] ?? [JSONValue?](repeating: nil, count: entries.count)
             try addField(groups(of: values, ordinals: { UInt32($0) }), field: UInt32(field), to: &writer)
         }
-        let textColumns = try columns(textSearch.paths.filter(projection.paths.contains))
-        try addText(textIndex(count: entries.count, textSearch: textSearch, columns: textColumns), to: &writer)
+        try addText(try textIndex(count: entries.count, textSearch: textSearch, projection: projection, columns: columns), to: &writer)
         try writer.finish(
             documentCount: entries.count, documentBytes: entries.reduce(0) { $0 + $1.size }, coverage: coverage, schemaHash: schemaHash,
             createdAt: .now())
@@ -125,15 +131,6 @@ enum SnapshotBuilder {
         return DocumentID(JSONWriter.compactString(value))
     }
 
-    /// Whether group `a` comes before group `b` in a dictionary: in `SortableKey` order, the
-    /// documents without the field first among ties. Groups that tie keep the order of their
-    /// first documents (the sort is stable, and groups are made in ordinal order).
-    static func precedes(_ a: Group, _ b: Group) -> Bool {
-        if a.key < b.key { return true }
-        if b.key < a.key { return false }
-        return a.isMissing && !b.isMissing
-    }
-
     /// The groups of a column of values (by position), the documents numbered by `ordinals`
     /// (ascending with the position).
     static func groups(of values: [JSONValue?], ordinals: (Int) -> UInt32) -> FieldGroups {
@@ -162,9 +159,18 @@ enum SnapshotBuilder {
             }
         }
         if !missing.isEmpty { groups.append(Group(key: SortableKey(nil, ordinal: 0), isMissing: true, ordinals: missing)) }
-        // The groups' places are sorted, not the groups (each holds an array of postings).
+        // Dictionary order: `SortableKey` order, the documents without the field first among
+        // ties; groups that tie keep the order of their first documents (the sort is stable, and
+        // groups are made in ordinal order). The groups' places are sorted, not the groups (each holds an array of postings), and
+        // through a buffer, so comparing two does not copy them.
         var order = Array(groups.indices)
-        order.sort { a, b in precedes(groups[a], groups[b]) }
+        groups.withUnsafeBufferPointer { buffer in
+            order.sort { a, b in
+                if buffer[a].key < buffer[b].key { return true }
+                if buffer[b].key < buffer[a].key { return false }
+                return buffer[a].isMissing && !buffer[b].isMissing
+            }
+        }
         result.groups = order.map { groups[$0] }
         return result
     }
@@ -248,11 +254,27 @@ enum SnapshotBuilder {
         }
     }
 
-    /// The text index of the documents whose text fields `columns` holds.
-    static func textIndex(count: Int, textSearch: TextSearch, columns: [String: [JSONValue?]]) -> TextIndex {
-        TextIndex(count: count) { ordinal in
-            textSearch.fields.map { field in (Projection.resolvedValues(columns[field.path]?[ordinal] ?? nil), field.weight) }
+    /// The text index of `count` documents, their text fields read a chunk of documents at a
+    /// time (the values of every document's text at once would outweigh the index).
+    static func textIndex(count: Int, textSearch: TextSearch, projection: Projection, columns: Columns) throws(StoreError) -> TextIndex {
+        let paths = textSearch.paths.filter(projection.paths.contains)
+        var chunk: (positions: Range<Int>, values: [String: [JSONValue?]]) = (0..<0, [:])
+        var failure: StoreError?
+        let index = TextIndex(count: count) { ordinal in
+            if !chunk.positions.contains(ordinal) {
+                let positions = ordinal..<min(count, ordinal + textChunk)
+                do throws(StoreError) {
+                    chunk = (positions, try columns(paths, positions))
+                } catch {
+                    failure = failure ?? error
+                    chunk = (positions, [:])
+                }
+            }
+            let at = ordinal - chunk.positions.lowerBound
+            return textSearch.fields.map { field in (Projection.resolvedValues(chunk.values[field.path]?[at] ?? nil), field.weight) }
         }
+        if let failure { throw failure }
+        return index
     }
 
     /// The terms of a text index in byte order.

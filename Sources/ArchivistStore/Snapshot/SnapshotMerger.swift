@@ -15,7 +15,7 @@ enum SnapshotMerger {
     static func merge(
         _ old: MappedSnapshot, superseded: Set<Int>, added: [IndexEntry], into writer: inout SnapshotWriter,
         projection: Projection, textSearch: TextSearch,
-        columns: (_ paths: [String]) throws(StoreError) -> [String: [JSONValue?]], coverage: SnapshotFile.Coverage, schemaHash: UInt64
+        columns: SnapshotBuilder.Columns, coverage: SnapshotFile.Coverage, schemaHash: UInt64
     ) throws(StoreError) {
         let plan = try damage { () throws(SnapshotDamage) in try Plan(old, superseded: superseded, added: added) }
         try writeIDs(plan, old: old, added: added, to: &writer)
@@ -25,12 +25,11 @@ enum SnapshotMerger {
             guard let field = try damage({ () throws(SnapshotDamage) in try old.field(path) }) else {
                 throw .damagedSnapshot(path: FileNames.snapshot, reason: "snapshot field \(path) missing")
             }
-            let values = try columns([path])[path] ?? [JSONValue?](repeating: nil, count: added.count)
+            let values = try columns([path], 0..<added.count)[path] ?? [JSONValue?](repeating: nil, count: added.count)
             let changes = SnapshotBuilder.groups(of: values, ordinals: { plan.addedToNew[$0] })
             try mergeField(field, changes: changes, plan: plan, number: UInt32(number), to: &writer)
         }
-        let textColumns = try columns(textSearch.paths.filter(projection.paths.contains))
-        let changedText = SnapshotBuilder.textIndex(count: added.count, textSearch: textSearch, columns: textColumns)
+        let changedText = try SnapshotBuilder.textIndex(count: added.count, textSearch: textSearch, projection: projection, columns: columns)
         try mergeText(try damage { () throws(SnapshotDamage) in try old.text() }, changes: changedText, plan: plan, to: &writer)
         var documentBytes = old.reader.documentBytes
         for ordinal in superseded { documentBytes -= try damage { () throws(SnapshotDamage) in try old.entry(at: ordinal).size } }
