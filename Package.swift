@@ -7,6 +7,9 @@ let package = Package(
         .library(name: "ArchivistStore", targets: ["ArchivistStore"]),
         .library(name: "ArchivistClient", targets: ["ArchivistClient"]),
         .library(name: "ArchivistShell", targets: ["ArchivistShell"]),
+        // libArchivistNetwork.so, written next to `archivist`, which loads it (dlopen) only to send
+        // a request: the commands that do not fetch never load FoundationNetworking and libcurl.
+        .library(name: "ArchivistNetwork", type: .dynamic, targets: ["ArchivistNetwork"]),
         .executable(name: "archivist", targets: ["archivist"]),
     ],
     targets: [
@@ -14,8 +17,12 @@ let package = Package(
         // only; it knows nothing of NYT articles (the client gives it the NYT schema).
         .target(name: "ArchivistStore"),
         // The NYT Article Search API client: requests, tolerant decoding, pacing, retries,
-        // saved searches. The only async code in the project.
+        // saved searches. The only async code in the project. It does not link the network stack:
+        // its transport loads libArchivistNetwork.so at the first request.
         .target(name: "ArchivistClient", dependencies: ["ArchivistStore"]),
+        // URLSession (FoundationNetworking, libcurl) behind a small C ABI, built only as the
+        // dynamic library above; nothing depends on it at link time.
+        .target(name: "ArchivistNetwork"),
         // libedit, through a shim header for its variadic functions (apt: libedit-dev).
         .systemLibrary(name: "CEditLine", pkgConfig: "libedit", providers: [.apt(["libedit-dev"])]),
         // The command table, argument parsing and output formatting shared by the CLI and the REPL.

@@ -122,11 +122,15 @@ def parse_arguments(description, count, quick, count_help, repeats, repeats_help
     return parser, args, quick if args.quick else args.count
 
 
-def binaries(scratch_path, skip_build, products):
-    """Builds `products` in release mode (unless skip_build); returns their paths, in order."""
+def binaries(scratch_path, skip_build, products, network=False):
+    """Builds `products` in release mode (unless skip_build); returns their paths, in order.
+
+    With `network`, also libArchivistNetwork.so, which archivist loads from its own folder when it
+    fetches (search, refresh), and checks that it is there."""
     extra = ["--scratch-path", scratch_path] if scratch_path else []
+    built = list(products) + (["ArchivistNetwork"] if network else [])
     if not skip_build:
-        for product in products:
+        for product in built:
             log(f"building {product} (release)...")
             if subprocess.run(["swift", "build", "-c", "release", "--product", product] + extra, cwd=ROOT,
                               stdout=sys.stderr).returncode != 0:
@@ -135,7 +139,7 @@ def binaries(scratch_path, skip_build, products):
     bin_path = subprocess.run(["swift", "build", "-c", "release", "--show-bin-path"] + extra, cwd=ROOT, check=True,
                               capture_output=True, text=True).stdout.strip().splitlines()[-1]
     paths = [Path(bin_path) / product for product in products]
-    for binary in paths:
+    for binary in paths + ([Path(bin_path) / "libArchivistNetwork.so"] if network else []):
         if not binary.exists():
             log(f"{binary}: not built")
             sys.exit(1)

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Archivist search benchmark: fetching from the Article Search API (the fake server) into the store.
 
-Builds `archivist` and `fake-nyt` in release mode, starts one `fake-nyt --docs N --seed S --from
-2015-01-01 --to 2024-12-31` for the whole run (every contestant reads the same corpus), then, each on
-a fresh folder and repeated (3 times by default, the order rotating), measures:
+Builds `archivist` (with libArchivistNetwork.so beside it, which it loads to fetch) and `fake-nyt`
+in release mode, starts one `fake-nyt --docs N --seed S --from 2015-01-01 --to 2024-12-31` for the
+whole run (every contestant reads the same corpus), then, each on a fresh folder and repeated (3
+times by default, the order rotating), measures:
 
   (1) archivist search   `archivist --data DIR --format jsonl search --all --from 2015-01-01
                          --to 2024-12-31 --fields _id --limit 0` with NYT_API_KEY, NYT_API_BASE and
@@ -283,7 +284,7 @@ def main():
     if count <= 0 or args.repeats <= 0:
         parser.error("--count and --repeats must be positive")
 
-    archivist, fake_nyt = binaries(args.scratch_path, args.skip_build, ("archivist", "fake-nyt"))
+    archivist, fake_nyt = binaries(args.scratch_path, args.skip_build, ("archivist", "fake-nyt"), network=True)
     # Every folder is kept until the end: two one-file-per-document folders (a 4 KiB block or two
     # per document) and a database per repetition, and the refresh folder.
     work = work_folder("archivist-sbench-", args.workdir, count * (args.repeats * (2 * 9_000 + 3_000) + 9_000))

@@ -14,6 +14,9 @@ public indirect enum ClientError: Error, LocalizedError, Sendable, Equatable {
     /// The server could not be reached (refused, DNS, timeout, dropped connection): the redacted
     /// URL, the reason, and how many attempts were made.
     case unreachable(url: String, reason: String, attempts: Int)
+    /// Requests cannot be sent at all in this process: the network library is missing or of
+    /// another version (what is wrong and where). Not offline: nothing was tried.
+    case networkUnavailable(reason: String)
     /// A response body was not JSON: where it came from and the syntax error.
     case invalidJSON(source: String, error: JSONSyntaxError)
     /// A response was valid JSON of the wrong shape: the key path (`response.docs[3].headline`)
@@ -44,6 +47,8 @@ public indirect enum ClientError: Error, LocalizedError, Sendable, Equatable {
         case .unreachable(let url, let reason, let attempts):
             let tries = attempts > 1 ? " (after \(attempts) attempts)" : ""
             return "\(url): cannot reach the server: \(reason)\(tries)"
+        case .networkUnavailable(let reason):
+            return reason
         case .invalidJSON(let source, let error):
             return "\(source): \(error)"
         case .unexpectedShape(let path, let reason):
@@ -78,7 +83,7 @@ public indirect enum ClientError: Error, LocalizedError, Sendable, Equatable {
         guard !secret.isEmpty else { return self }
         let clean = KeyRedaction(key: secret)
         switch self {
-        case .missingAPIKey, .cancelled, .storage: return self
+        case .missingAPIKey, .cancelled, .storage, .networkUnavailable: return self
         case .invalidRequest(let parameter, let reason): return .invalidRequest(parameter: clean(parameter), reason: clean(reason))
         case .http(let status, let fault, let url, let attempts):
             return .http(status: status, fault: clean(fault), url: clean(url), attempts: attempts)

@@ -167,8 +167,10 @@ public final class Harvester: Sendable {
         do {
             response = try await client.fetch(request) { event in onEvent(.client(event)) }
         } catch {
-            if case .cancelled = error { throw error }
-            throw .onPage(request.page, error)
+            switch error {
+            case .cancelled, .networkUnavailable: throw error  // not the page's doing
+            default: throw .onPage(request.page, error)
+            }
         }
         let results: [UpsertResult]
         do {

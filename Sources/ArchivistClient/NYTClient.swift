@@ -91,6 +91,11 @@ public final class NYTClient: Sendable {
             throw .invalidRequest(parameter: "base URL", reason: "'\(configuration.baseURL)' is not an http(s) URL")
         }
         let shownURL = request.redactedURL(base: configuration.baseURL)
+        do {
+            try transport.prepare()  // before a slot is taken: a request that cannot be sent is not counted
+        } catch {
+            throw .networkUnavailable(reason: error.reason)
+        }
         var attempt = 0
         while true {
             attempt += 1
@@ -131,6 +136,7 @@ public final class NYTClient: Sendable {
         do {
             response = try await transport.get(url, timeout: configuration.timeout)
         } catch {
+            if case .unavailable(let why) = error { return .failure(.networkUnavailable(reason: why), retryable: nil) }
             let reason = redacting(error.reason)
             let failure = ClientError.unreachable(url: shownURL, reason: reason, attempts: attempt)
             if case .cannotConnect = error, !hasReachedServer.withLock({ $0 }) {

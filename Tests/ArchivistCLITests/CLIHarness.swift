@@ -181,25 +181,26 @@ final class Sandbox: Sendable {
     }
 
     /// Runs `archivist --data <data> ARGUMENTS` (without `--data` when `dataOption` is false) and
-    /// waits for it; a run longer than `timeout` seconds is killed and fails the test.
+    /// waits for it; a run longer than `timeout` seconds is killed and fails the test. `binary`
+    /// replaces the built executable (a copy of it elsewhere, say).
     @discardableResult
     func run(
         _ arguments: [String], dataOption: Bool = true, stdin: [UInt8]? = nil, environment: [String: String] = [:],
-        currentDirectory: String? = nil, timeout: Double = 120,
+        currentDirectory: String? = nil, binary: String? = nil, timeout: Double = 120,
         sourceLocation: SourceLocation = #_sourceLocation
     ) throws -> CLIResult {
         let child = try start(
             arguments, dataOption: dataOption, stdin: stdin, environment: environment,
-            currentDirectory: currentDirectory)
+            currentDirectory: currentDirectory, binary: binary)
         return try child.wait(timeout: timeout, sourceLocation: sourceLocation)
     }
 
-    /// Starts `archivist` without waiting for it.
+    /// Starts `archivist` (or `binary`) without waiting for it.
     func start(
         _ arguments: [String], dataOption: Bool = true, stdin: [UInt8]? = nil, environment: [String: String] = [:],
-        currentDirectory: String? = nil
+        currentDirectory: String? = nil, binary: String? = nil
     ) throws -> RunningCLI {
-        let binary = try CLI.binary()
+        let binary = try binary ?? CLI.binary()
         let number = nextNumber()
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)

@@ -1,0 +1,154 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The real transport: URLSession, in the shared library `libArchivistNetwork.so` (target
+/// `ArchivistNetwork`), which this transport loads with dlopen on its first request.
+///
+/// URLSession lives in FoundationNetworking, which brings libcurl and some forty more shared
+/// libraries; linked into `archivist`, it would be loaded by every process, also those that never
+/// fetch. So the library is looked for when a request is about to be sent, once per process: first
+/// next to the running executable (`/proc/self/exe`), then by its plain name on the loader's search
+/// path. When it is missing or exports another ABI version, every request fails with
+/// `TransportFailure.unavailable` naming the library and the folder.
+///
+/// The session there is ephemeral (no cookies, no disk cache, so no URL with the key is ever
+/// written to disk) and shared by every request of the process.
+public final class URLSessionTransport: HTTPTransport {
+    /// A transport. Nothing is loaded until the first request.
+    public init() {}
+
+    /// Loads the network library, if no request has yet, and throws `.unavailable` when it cannot.
+    public func prepare() throws(TransportFailure) {
+        _ = try NetworkLibrary.shared.get()
+    }
+
+    /// Fetches `url` with a whole-second timeout of at least 1 s (Linux truncates fractions).
+    public func get(_ url: URL, timeout: Double) async throws(TransportFailure) -> HTTPResponse {
+        let library = try NetworkLibrary.shared.get()
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<HTTPResponse, TransportFailure>, Never>) in
+            let context = Unmanaged.passRetained(PendingRequest(continuation)).toOpaque()
+            url.absoluteString.withCString { text in
+                library.get(text, timeout, context) { context, status, text, body, count in
+                    // Called once, on a URLSession thread; `text` and `body` die when this returns.
+                    guard let context else { return }
+                    let pending = Unmanaged<PendingRequest>.fromOpaque(context).takeRetainedValue()
+                    pending.continuation.resume(
+                        returning: NetworkLibrary.result(status: status, text: text, body: body, count: count))
+                }
+            }
+        }
+        return try result.get()
+    }
+}
+
+/// A request on its way through the library: the continuation its completion resumes. Retained
+/// for the library as the context and released by the completion.
+private final class PendingRequest {
+    let continuation: CheckedContinuation<Result<HTTPResponse, TransportFailure>, Never>
+
+    init(_ continuation: CheckedContinuation<Result<HTTPResponse, TransportFailure>, Never>) {
+        self.continuation = continuation
+    }
+}
+
+/// `libArchivistNetwork.so`, loaded: the function that sends a request. Its C ABI (version 1) is
+/// described in `Sources/ArchivistNetwork/ArchivistNetwork.swift`.
+///
+/// `@unchecked Sendable`: it holds a C function pointer into a library that is never unloaded,
+/// and the library is safe to call from any thread.
+struct NetworkLibrary: @unchecked Sendable {
+    /// `void (*)(void *context, int32_t status, const char *text, const uint8_t *body, intptr_t count)`.
+    typealias Completion = @convention(c) (UnsafeMutableRawPointer?, Int32, UnsafePointer<CChar>?, UnsafePointer<UInt8>?, Int) -> Void
+    /// `void archivist_network_get(const char *url, double timeout, void *context, Completion)`.
+    typealias Get = @convention(c) (UnsafePointer<CChar>, Double, UnsafeMutableRawPointer?, Completion) -> Void
+    /// `int32_t archivist_network_abi_version(void)`.
+    typealias Version = @convention(c) () -> Int32
+
+    /// The library's file name.
+    static let fileName = "libArchivistNetwork.so"
+    /// The ABI version this client speaks.
+    static let abiVersion: Int32 = 1
+
+    /// Where the library was loaded from.
+    let path: String
+    /// `archivist_network_get`.
+    let get: Get
+
+    /// The library of this process, loaded on first use (a global's initialiser runs once,
+    /// thread-safely), or why it could not be.
+    static let shared: Result<NetworkLibrary, TransportFailure> = load(nextTo: executableFolder())
+
+    /// Loads the library from `folder` when it is there, else (when `searchPath` is true) by its
+    /// plain name through the loader's search (`LD_LIBRARY_PATH`, the executable's run path, the
+    /// system's folders).
+    static func load(nextTo folder: String?, searchPath: Bool = true) -> Result<NetworkLibrary, TransportFailure> {
+        if let folder {
+            let path = folder + "/" + fileName
+            if access(path, F_OK) == 0 {
+                guard let handle = dlopen(path, RTLD_NOW | RTLD_LOCAL) else {
+                    return .failure(.unavailable("network library \(path) cannot be loaded: \(loaderError())"))
+                }
+                return bind(handle, path: path)
+            }
+        }
+        if searchPath, let handle = dlopen(fileName, RTLD_NOW | RTLD_LOCAL) {
+            return bind(handle, path: fileName)
+        }
+        return .failure(.unavailable("network library \(fileName) not found next to \(folder ?? "the executable")"))
+    }
+
+    /// Looks up the library's functions and checks its ABI version. A library that fails stays
+    /// loaded (a Swift library cannot be safely unloaded); nothing of it is called again.
+    private static func bind(_ handle: UnsafeMutableRawPointer, path: String) -> Result<NetworkLibrary, TransportFailure> {
+        guard let versionSymbol = dlsym(handle, "archivist_network_abi_version"), let getSymbol = dlsym(handle, "archivist_network_get")
+        else {
+            return .failure(.unavailable("network library \(path) is not archivist's: it lacks archivist_network_get"))
+        }
+        let version = unsafeBitCast(versionSymbol, to: Version.self)()
+        guard version == abiVersion else {
+            return .failure(.unavailable("network library \(path) has ABI version \(version); this archivist needs \(abiVersion)"))
+        }
+        return .success(NetworkLibrary(path: path, get: unsafeBitCast(getSymbol, to: Get.self)))
+    }
+
+    /// The folder of the running executable (`/proc/self/exe`, which the kernel keeps resolved).
+    static func executableFolder() -> String? {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let count = buffer.withUnsafeMutableBytes {
+            readlink("/proc/self/exe", $0.baseAddress!.assumingMemoryBound(to: CChar.self), $0.count)
+        }
+        guard count > 0, count < buffer.count else { return nil }
+        let path = String(decoding: buffer[..<count], as: UTF8.self)
+        guard let slash = path.lastIndex(of: "/") else { return nil }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+
+    /// dlerror's message, on one line.
+    private static func loaderError() -> String {
+        guard let text = dlerror() else { return "unknown error" }
+        return String(cString: text).replacingOccurrences(of: "\n", with: " ")
+    }
+
+    /// What the completion's arguments say: an answer for a status >= 0, else the failure kind
+    /// (-1 cannot connect, -2 timed out, -3 connection lost, -4 other) with its reason.
+    static func result(
+        status: Int32, text: UnsafePointer<CChar>?, body: UnsafePointer<UInt8>?, count: Int
+    ) -> Result<
+        HTTPResponse, TransportFailure
+    > {
+        let text = text.map { String(cString: $0) }
+        if status >= 0 {
+            let bytes = body.map { Array(UnsafeBufferPointer(start: $0, count: count)) } ?? []
+            return .success(HTTPResponse(status: Int(status), contentType: text, body: bytes))
+        }
+        switch status {
+        case -1: return .failure(.cannotConnect(text ?? "cannot connect"))
+        case -2: return .failure(.timedOut)
+        case -3: return .failure(.connectionLost)
+        default: return .failure(.other(text ?? "request failed"))
+        }
+    }
+}
