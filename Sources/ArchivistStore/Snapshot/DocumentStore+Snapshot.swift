@@ -22,7 +22,9 @@ extension DocumentStore {
         let coverage = try coverage(of: state.index)
         return try SnapshotBuilder.build(
             entries: entries, projection: state.projection, textSearch: schema.textSearch,
-            columns: { (paths, positions) throws(StoreError) in try self.readColumns(paths, of: positions.count == entries.count ? entries : Array(entries[positions]), &state) },
+            columns: { (paths, positions) throws(StoreError) in
+                try self.readColumns(paths, of: positions.count == entries.count ? entries : Array(entries[positions]), &state)
+            },
             coverage: coverage, schemaHash: Self.schemaHash(projection: state.projection, textSearch: schema.textSearch))
     }
 
@@ -45,13 +47,17 @@ extension DocumentStore {
             try SnapshotMerger.merge(
                 old, superseded: state.entries.superseded, added: added, into: &writer, projection: state.projection,
                 textSearch: schema.textSearch,
-                columns: { (paths, positions) throws(StoreError) in try self.readColumns(paths, of: positions.count == added.count ? added : Array(added[positions]), &state) },
+                columns: { (paths, positions) throws(StoreError) in
+                    try self.readColumns(paths, of: positions.count == added.count ? added : Array(added[positions]), &state)
+                },
                 coverage: coverage, schemaHash: schemaHash)
         } else {
             let entries = try table(try state.entries.sorted())
             try SnapshotBuilder.build(
                 into: &writer, entries: entries, projection: state.projection, textSearch: schema.textSearch,
-                columns: { (paths, positions) throws(StoreError) in try self.readColumns(paths, of: positions.count == entries.count ? entries : Array(entries[positions]), &state) },
+                columns: { (paths, positions) throws(StoreError) in
+                    try self.readColumns(paths, of: positions.count == entries.count ? entries : Array(entries[positions]), &state)
+                },
                 coverage: coverage, schemaHash: schemaHash)
         }
         try fileSystem.synchronize(temporary)

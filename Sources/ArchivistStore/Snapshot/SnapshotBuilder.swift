@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+
 /// Builds a snapshot's sections from the index: the IDs in byte order (a document's place is its
 /// ordinal), each document's entry, and per projected field a dictionary of its distinct values in
 /// sort order with the documents holding each (the postings), and the text index's terms with their
@@ -163,16 +167,74 @@ enum SnapshotBuilder {
         // ties; groups that tie keep the order of their first documents (the sort is stable, and
         // groups are made in ordinal order). The groups' places are sorted, not the groups (each holds an array of postings), and
         // through a buffer, so comparing two does not copy them.
-        var order = Array(groups.indices)
-        groups.withUnsafeBufferPointer { buffer in
-            order.sort { a, b in
-                if buffer[a].key < buffer[b].key { return true }
-                if buffer[b].key < buffer[a].key { return false }
-                return buffer[a].isMissing && !buffer[b].isMissing
+        result.groups = sortedGroups(groups)
+        return result
+    }
+
+    /// Groups in dictionary order. What the comparisons need is laid out first (ranks, numbers,
+    /// instants, and the strings' bytes in one heap), so comparing two groups touches no String
+    /// and no reference count; only ties and the values of rank 4 go to `SortableKey`'s `<`.
+    static func sortedGroups(_ groups: [Group]) -> [Group] {
+        var ranks: [Int8] = []
+        var numbers: [Double] = []
+        var instants: [Int64] = []
+        var spans: [(start: Int, count: Int)] = []
+        var heap: [UInt8] = []
+        ranks.reserveCapacity(groups.count)
+        numbers.reserveCapacity(groups.count)
+        instants.reserveCapacity(groups.count)
+        spans.reserveCapacity(groups.count)
+        for group in groups {
+            ranks.append(group.key.rank)
+            numbers.append(group.key.number)
+            instants.append(group.key.instant)
+            if group.key.rank == SortableKey.stringRank, case .string(let text)? = group.key.value {
+                spans.append((heap.count, text.utf8.count))
+                heap.append(contentsOf: text.utf8)
+            } else {
+                spans.append((0, 0))
             }
         }
-        result.groups = order.map { groups[$0] }
-        return result
+        var order = Array(groups.indices)
+        heap.withUnsafeBufferPointer { heap in
+            groups.withUnsafeBufferPointer { buffer in
+                order.sort { a, b in
+                    let order = compare(a, b, ranks: ranks, numbers: numbers, instants: instants, spans: spans, heap: heap, groups: buffer)
+                    if order != 0 { return order < 0 }
+                    return buffer[a].isMissing && !buffer[b].isMissing
+                }
+            }
+        }
+        return order.map { groups[$0] }
+    }
+
+    /// Orders groups `a` and `b` as their `SortableKey`s order (0: they tie).
+    @inline(__always)
+    private static func compare(
+        _ a: Int, _ b: Int, ranks: [Int8], numbers: [Double], instants: [Int64], spans: [(start: Int, count: Int)],
+        heap: UnsafeBufferPointer<UInt8>, groups: UnsafeBufferPointer<Group>
+    ) -> Int {
+        let rank = ranks[a]
+        if rank != ranks[b] { return rank < ranks[b] ? -1 : 1 }
+        switch rank {
+        case SortableKey.numberRank:
+            return numbers[a] < numbers[b] ? -1 : (numbers[a] > numbers[b] ? 1 : 0)
+        case SortableKey.dateRank where instants[a] != instants[b]:
+            return instants[a] < instants[b] ? -1 : 1
+        case SortableKey.stringRank:
+            let (x, y) = (spans[a], spans[b])
+            let common = min(x.count, y.count)
+            if common > 0, let base = heap.baseAddress {
+                let order = memcmp(base + x.start, base + y.start, common)
+                if order != 0 { return order < 0 ? -1 : 1 }
+            }
+            return x.count == y.count ? 0 : (x.count < y.count ? -1 : 1)
+        case SortableKey.dateRank, 4:
+            if groups[a].key < groups[b].key { return -1 }
+            return groups[b].key < groups[a].key ? 1 : 0
+        default:
+            return 0
+        }
     }
 
     /// A field's dictionary as it is written: rows, values and postings, then its trailer.

@@ -29,7 +29,8 @@ enum SnapshotMerger {
             let changes = SnapshotBuilder.groups(of: values, ordinals: { plan.addedToNew[$0] })
             try mergeField(field, changes: changes, plan: plan, number: UInt32(number), to: &writer)
         }
-        let changedText = try SnapshotBuilder.textIndex(count: added.count, textSearch: textSearch, projection: projection, columns: columns)
+        let changedText = try SnapshotBuilder.textIndex(
+            count: added.count, textSearch: textSearch, projection: projection, columns: columns)
         try mergeText(try damage { () throws(SnapshotDamage) in try old.text() }, changes: changedText, plan: plan, to: &writer)
         var documentBytes = old.reader.documentBytes
         for ordinal in superseded { documentBytes -= try damage { () throws(SnapshotDamage) in try old.entry(at: ordinal).size } }

@@ -6,8 +6,10 @@ struct TextIndex {
     private var postings: [String: [(ordinal: Int32, weight: Float)]] = [:]
 
     init(count: Int, fields: (Int) -> [([JSONValue], Double)]) {
+        // One table of a document's words, emptied (its room kept) for the next.
+        var weights: [String: Float] = [:]
         for ordinal in 0..<count {
-            var weights: [String: Float] = [:]
+            weights.removeAll(keepingCapacity: true)
             for (values, weight) in fields(ordinal) {
                 for text in TextSearch.strings(in: .array(values)) {
                     for token in TextFolding.tokens(text) { weights[token, default: 0] += Float(weight) }
