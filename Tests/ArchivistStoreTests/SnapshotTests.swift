@@ -418,3 +418,38 @@ struct SnapshotMergeTests {
         #expect(try store.count == 0)
     }
 }
+
+extension SnapshotMergeTests {
+    @Test("a merge that finds the old snapshot damaged builds the new one from the log, and the writes that follow merge again")
+    func mergeOverADamagedSnapshotBuildsFromTheLog() throws {
+        let folder = TemporaryFolder()
+        let options = DocumentStore.Options(lockTimeout: 5, mergeThreshold: 4)
+        let store = try DocumentStore(folder: folder.data, schema: .nyt, options: options)
+        for n in 0..<40 {
+            try store.put(try json(#"{"section_name": "S\#(n % 5)", "abstract": "word\#(n) common"}"#), id: "d\(n)")
+        }
+        try store.merge()
+        // Flip a byte of the text postings, which opening and writing never read but a merge does.
+        let path = folder.data + "/" + FileNames.snapshot
+        var bytes = try #require(FileManager.default.contents(atPath: path).map { [UInt8]($0) })
+        let reader = try SnapshotReader(FileBytes(bytes))
+        let postings = try #require(reader.section(.textPostings))
+        bytes[postings.offset + postings.length / 2] ^= 0x10
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+
+        let writer = try DocumentStore(folder: folder.data, schema: .nyt, options: options)
+        for n in 40..<44 { try writer.put(try json(#"{"section_name": "Late", "abstract": "late\#(n)"}"#), id: "d\(n)") }
+        #expect(writer.lastMergeFailure == nil, "\(String(describing: writer.lastMergeFailure))")
+        #expect(try writer.statistics().snapshotDocuments == 44)
+        #expect(try writer.statistics().changesAfterSnapshot == 0)
+        try expectConsistent(writer)
+        // The next merge starts from the new snapshot again (a merge, not a build from the log).
+        for n in 44..<48 { try writer.put(try json(#"{"section_name": "Later"}"#), id: "d\(n)") }
+        #expect(writer.lastMergeFailure == nil)
+        #expect(try writer.statistics().snapshotDocuments == 48)
+        let fresh = try DocumentStore(folder: folder.data, schema: .nyt, options: options)
+        #expect(try fresh.count(matching: try FilterParser.parseAny("\"common\"")).count == 40)
+        #expect(try fresh.count(matching: try FilterParser.parseAny("section_name = Late")).count == 4)
+        try expectConsistent(fresh)
+    }
+}

@@ -33,8 +33,24 @@ extension DocumentStore {
     ///
     /// When the state starts from a snapshot, the new one is a merge of it with the changes after
     /// it (`SnapshotMerger`: the old structures are copied with the changes applied, and only the
-    /// changed documents' index lines are read); otherwise it is built from every entry.
+    /// changed documents' index lines are read); otherwise it is built from every entry. A merge
+    /// that finds the old snapshot damaged is not retried by every later writer: the state is read
+    /// again from the log and the new snapshot built from it.
     func writeSnapshot(_ state: inout State) throws(StoreError) {
+        do {
+            try writeSnapshotFile(&state)
+        } catch {
+            guard case .damagedSnapshot = error, state.entries.snapshot != nil else { throw error }
+            state.refusesSnapshot = true
+            try reopen(&state, lockHeld: true)
+            try writeSnapshotFile(&state)
+        }
+        // The snapshot in place now is the one just written.
+        state.refusesSnapshot = false
+    }
+
+    /// Writes the snapshot file (merged or built) and starts the state from it.
+    private func writeSnapshotFile(_ state: inout State) throws(StoreError) {
         let coverage = try coverage(of: state.index)
         let schemaHash = Self.schemaHash(projection: state.projection, textSearch: schema.textSearch)
         try fileSystem.createFolder(path(FileNames.temporary))

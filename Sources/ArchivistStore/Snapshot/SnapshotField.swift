@@ -96,6 +96,17 @@ struct SnapshotField {
         return bytes.bindMemory(to: UInt32.self)
     }
 
+    /// The ordinals of consecutive rows, row after row (each row's ascending), in one read.
+    func ordinals(ofRows range: Range<Int>) throws(SnapshotDamage) -> UnsafeBufferPointer<UInt32> {
+        guard !range.isEmpty else { return UnsafeBufferPointer(start: nil, count: 0) }
+        let first = try row(range.lowerBound)
+        let last = try row(range.upperBound - 1)
+        let end = last.postingsStart + last.count
+        guard end >= first.postingsStart else { throw .unreadable("snapshot postings out of order") }
+        let bytes = try reader.bytes(of: postings, at: first.postingsStart * 4, count: (end - first.postingsStart) * 4)
+        return bytes.bindMemory(to: UInt32.self)
+    }
+
     // MARK: Lookups
 
     /// The first row where `isAfter` turns true (it must be false then true along the rows).

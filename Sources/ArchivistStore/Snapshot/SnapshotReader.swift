@@ -117,8 +117,13 @@ final class SnapshotReader: Sendable {
 
     /// Checks the blocks `first...last` of a section that are not checked yet.
     private func verify(_ section: SnapshotFile.Section, from first: Int, through last: Int) throws(SnapshotDamage) {
+        // Most reads fall in blocks already checked: that answer costs a lock and no allocation.
+        let allChecked = verified.withLock { done in
+            for block in first...last where !done[section.firstBlock + block] { return false }
+            return true
+        }
+        if allChecked { return }
         let pending = verified.withLock { done in (first...last).filter { !done[section.firstBlock + $0] } }
-        if pending.isEmpty { return }
         let raw = UnsafeRawBufferPointer(file.buffer)
         for block in pending {
             let start = section.offset + block * SnapshotFile.blockSize

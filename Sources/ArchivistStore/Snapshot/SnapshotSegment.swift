@@ -127,6 +127,20 @@ struct SnapshotSegment {
         }
         var result = OrdinalSet(capacity: snapshot.count)
         let (rows, exact) = try candidateRows(condition, in: field)
+        if exact {
+            // Consecutive rows have consecutive postings: a run of rows is one read (its blocks
+            // checked once), not one per row.
+            var start = 0
+            while start < rows.count {
+                var end = start + 1
+                while end < rows.count, rows[end] == rows[end - 1] + 1 { end += 1 }
+                for ordinal in try field.ordinals(ofRows: rows[start]..<(rows[end - 1] + 1)) where ordinal < UInt32(snapshot.count) {
+                    result.insert(Int(ordinal))
+                }
+                start = end
+            }
+            return result
+        }
         for index in rows {
             let row = try field.row(index)
             // Rows found by an exact lookup need no check (a range of dates or numbers, an equal value).
