@@ -358,20 +358,7 @@ enum SnapshotMerger {
     /// The union of two lists of postings by ascending ordinal (no ordinal is in both: a changed
     /// document's old postings were left out).
     static func unionPostings(_ a: [SIMD2<UInt32>], _ b: [SIMD2<UInt32>]) -> [SIMD2<UInt32>] {
-        var result: [SIMD2<UInt32>] = []
-        result.reserveCapacity(a.count + b.count)
-        var i = 0
-        var j = 0
-        while i < a.count || j < b.count {
-            if j == b.count || (i < a.count && a[i][0] < b[j][0]) {
-                result.append(a[i])
-                i += 1
-            } else {
-                result.append(b[j])
-                j += 1
-            }
-        }
-        return result
+        DocumentStore.merge(a, b, needed: a.count + b.count) { $0[0] < $1[0] }
     }
 
     /// Runs a read of the old snapshot, reporting damage as a store error (the store then reads
