@@ -453,3 +453,75 @@ extension SnapshotMergeTests {
         try expectConsistent(fresh)
     }
 }
+
+/// The streaming pieces of a snapshot build, at sizes the other tests do not reach.
+@Suite("snapshot streaming")
+struct SnapshotStreamingTests {
+    @Test("a section of several blocks, appended in uneven pieces, reads back whole with every block checked")
+    func sectionsOfSeveralBlocks() throws {
+        let size = SnapshotFile.blockSize * 2 + SnapshotFile.blockSize / 2 + 3
+        var generator = SplitMix64(state: 5)
+        let body = (0..<size).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
+        let small: [UInt8] = [1, 2, 3]
+        let bytes = try SnapshotWriter.bytes { (writer) throws(StoreError) in
+            try writer.add(.fieldNames, small)
+            try writer.begin(.termHeap)
+            var start = 0
+            var piece = 1
+            while start < body.count {
+                let end = min(body.count, start + piece)
+                try writer.append(Array(body[start..<end]))
+                start = end
+                piece = piece * 7 % 900_001 + 1
+            }
+            try writer.end()
+            try writer.add(.idHeap, small)
+            try writer.finish(
+                documentCount: 0, documentBytes: 0, coverage: SnapshotFile.Coverage(identity: 1, offset: 0, lines: 0, tailHash: 0),
+                schemaHash: 7, createdAt: .now())
+        }
+        let reader = try SnapshotReader(FileBytes(bytes))
+        let section = try #require(reader.section(.termHeap))
+        #expect(section.length == size && section.blockCount == 3)
+        #expect(Array(try reader.bytes(of: section)) == body)
+        #expect(Array(try reader.bytes(of: try #require(reader.section(.idHeap)))) == small)
+        #expect(try reader.verifyAll(reading: { offset, count in Array(bytes[offset..<(offset + count)]) }) == nil)
+        // A flipped byte in the middle block is found there.
+        var flipped = bytes
+        flipped[section.offset + SnapshotFile.blockSize + 10] ^= 1
+        let damaged = try SnapshotReader(FileBytes(flipped))
+        #expect(throws: SnapshotDamage.corrupt(section: section.kind, block: 1)) {
+            _ = try damaged.bytes(of: section, at: SnapshotFile.blockSize, count: 20)
+        }
+    }
+
+    @Test("the text index read a few documents at a time is the one read all at once")
+    func textIndexInChunks() throws {
+        var generator = ArticleGenerator(seed: 8)
+        let documents = generator.documents(50)
+        let schema = StoreSchema.nyt
+        let paths = schema.textSearch.paths.filter(schema.projection.paths.contains)
+        var reads: [Range<Int>] = []
+        let columns: SnapshotBuilder.Columns = { (wanted, positions) throws(StoreError) in
+            reads.append(positions)
+            let projection = Projection(paths: wanted, longPaths: [])
+            var result: [String: [JSONValue?]] = [:]
+            let rows = documents[positions].map(projection.values(of:))
+            for (index, path) in wanted.enumerated() { result[path] = rows.map { $0[index] } }
+            return result
+        }
+        let whole = try SnapshotBuilder.textIndex(
+            count: documents.count, textSearch: schema.textSearch, projection: schema.projection, columns: columns)
+        #expect(reads == [0..<50])
+        reads = []
+        let chunked = try SnapshotBuilder.textIndex(
+            count: documents.count, textSearch: schema.textSearch, projection: schema.projection, columns: columns, chunk: 7)
+        #expect(reads == stride(from: 0, to: 50, by: 7).map { $0..<min(50, $0 + 7) })
+        #expect(!paths.isEmpty && !whole.allPostings.isEmpty)
+        #expect(Set(chunked.allPostings.keys) == Set(whole.allPostings.keys))
+        for (term, list) in whole.allPostings {
+            let other = chunked.allPostings[term] ?? []
+            #expect(other.map(\.ordinal) == list.map(\.ordinal) && other.map(\.weight) == list.map(\.weight), "\(term)")
+        }
+    }
+}

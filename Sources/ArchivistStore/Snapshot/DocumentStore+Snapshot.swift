@@ -53,8 +53,7 @@ extension DocumentStore {
     private func writeSnapshotFile(_ state: inout State) throws(StoreError) {
         let coverage = try coverage(of: state.index)
         let schemaHash = Self.schemaHash(projection: state.projection, textSearch: schema.textSearch)
-        try fileSystem.createFolder(path(FileNames.temporary))
-        let temporary = path(FileNames.temporary + "/" + FileNames.snapshot + ".new")
+        let temporary = try temporaryPath(for: FileNames.snapshot)
         try fileSystem.write([], to: temporary)
         let fileSystem = self.fileSystem
         var writer = SnapshotWriter { (bytes) throws(StoreError) in try fileSystem.append(bytes, to: temporary) }
@@ -76,9 +75,7 @@ extension DocumentStore {
                 },
                 coverage: coverage, schemaHash: schemaHash)
         }
-        try fileSystem.synchronize(temporary)
-        try fileSystem.rename(temporary, to: path(FileNames.snapshot))
-        try fileSystem.synchronize(folder)
+        try install(temporary, as: FileNames.snapshot)
         if let file = try fileSystem.mappedContentsForRandomReads(of: path(FileNames.snapshot)),
             let loaded = try? MappedSnapshot(SnapshotReader(file))
         {

@@ -316,24 +316,26 @@ enum SnapshotBuilder {
         }
     }
 
-    /// The text index of `count` documents, their text fields read a chunk of documents at a
+    /// The text index of `count` documents, their text fields read `chunk` documents at a
     /// time (the values of every document's text at once would outweigh the index).
-    static func textIndex(count: Int, textSearch: TextSearch, projection: Projection, columns: Columns) throws(StoreError) -> TextIndex {
+    static func textIndex(
+        count: Int, textSearch: TextSearch, projection: Projection, columns: Columns, chunk: Int = textChunk
+    ) throws(StoreError) -> TextIndex {
         let paths = textSearch.paths.filter(projection.paths.contains)
-        var chunk: (positions: Range<Int>, values: [String: [JSONValue?]]) = (0..<0, [:])
+        var loaded: (positions: Range<Int>, values: [String: [JSONValue?]]) = (0..<0, [:])
         var failure: StoreError?
         let index = TextIndex(count: count) { ordinal in
-            if !chunk.positions.contains(ordinal) {
-                let positions = ordinal..<min(count, ordinal + textChunk)
+            if !loaded.positions.contains(ordinal) {
+                let positions = ordinal..<min(count, ordinal + chunk)
                 do throws(StoreError) {
-                    chunk = (positions, try columns(paths, positions))
+                    loaded = (positions, try columns(paths, positions))
                 } catch {
                     failure = failure ?? error
-                    chunk = (positions, [:])
+                    loaded = (positions, [:])
                 }
             }
-            let at = ordinal - chunk.positions.lowerBound
-            return textSearch.fields.map { field in (Projection.resolvedValues(chunk.values[field.path]?[at] ?? nil), field.weight) }
+            let at = ordinal - loaded.positions.lowerBound
+            return textSearch.fields.map { field in (Projection.resolvedValues(loaded.values[field.path]?[at] ?? nil), field.weight) }
         }
         if let failure { throw failure }
         return index

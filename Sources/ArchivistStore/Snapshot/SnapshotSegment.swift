@@ -33,26 +33,11 @@ struct SnapshotSegment {
         case .all:
             return OrdinalSet(capacity: snapshot.count, full: true)
         case .and(let filters):
-            var result = OrdinalSet(capacity: snapshot.count, full: true)
-            for child in filters {
-                guard let set = try evaluate(child) else { return nil }
-                result.formIntersection(set)
-            }
-            return result
+            return try combine(filters, startingFull: true) { $0.formIntersection($1) }
         case .or(let filters):
-            var result = OrdinalSet(capacity: snapshot.count)
-            for child in filters {
-                guard let set = try evaluate(child) else { return nil }
-                result.formUnion(set)
-            }
-            return result
+            return try combine(filters, startingFull: false) { $0.formUnion($1) }
         case .nor(let filters):
-            var result = OrdinalSet(capacity: snapshot.count, full: true)
-            for child in filters {
-                guard let set = try evaluate(child) else { return nil }
-                result.subtract(set)
-            }
-            return result
+            return try combine(filters, startingFull: true) { $0.subtract($1) }
         case .text(let search):
             return try textMatches(TextFolding.tokens(search))
         case .field(let path, let conditions):
@@ -65,6 +50,19 @@ struct SnapshotSegment {
             }
             return result
         }
+    }
+
+    /// The sets of `filters` folded into an empty or a full set by `step`; nil when one of them
+    /// cannot be answered exactly.
+    private func combine(
+        _ filters: [Filter], startingFull: Bool, _ step: (inout OrdinalSet, OrdinalSet) -> Void
+    ) throws(SnapshotDamage) -> OrdinalSet? {
+        var result = OrdinalSet(capacity: snapshot.count, full: startingFull)
+        for child in filters {
+            guard let set = try evaluate(child) else { return nil }
+            step(&result, set)
+        }
+        return result
     }
 
     /// Documents holding every term.

@@ -12,8 +12,8 @@ struct SnapshotWriter {
     private var flushed = 0
     private var sections: [SnapshotFile.Section] = []
     private var blockHashes: [UInt64] = []
-    /// The open section: its kind, field and offset, and where its current block starts.
-    private var open: (kind: SnapshotFile.SectionKind, field: UInt32, offset: Int, blockStart: Int)?
+    /// The open section: its kind, field, offset and first block, and where its current block starts.
+    private var open: (kind: SnapshotFile.SectionKind, field: UInt32, offset: Int, firstBlock: Int, blockStart: Int)?
 
     /// A writer giving its bytes to `sink`, the file's leading magic first.
     init(sink: @escaping Sink) {
@@ -36,7 +36,7 @@ struct SnapshotWriter {
         precondition(open == nil, "a snapshot section is already open")
         pending.align(to: 8)
         try flush()
-        open = (kind, field, offset, offset)
+        open = (kind, field, offset, blockHashes.count, offset)
     }
 
     /// Appends bytes to the open section; each full block is checksummed and written.
@@ -65,14 +65,13 @@ struct SnapshotWriter {
     /// Closes the open section: its last (partial) block is checksummed and written.
     mutating func end() throws(StoreError) {
         guard let section = open else { preconditionFailure("no snapshot section is open") }
-        let firstBlock = blockHashes.count - (section.blockStart - section.offset) / SnapshotFile.blockSize
         if offset > section.blockStart {
             blockHashes.append(pending.bytes.withUnsafeBytes { WordHash.hash($0) })
         }
         sections.append(
             SnapshotFile.Section(
                 kind: section.kind.rawValue, field: section.field, offset: section.offset, length: offset - section.offset,
-                firstBlock: firstBlock))
+                firstBlock: section.firstBlock))
         open = nil
         try flush()
     }

@@ -225,9 +225,19 @@ public final class DocumentStore: Sendable {
 
     /// Writes a whole file through a temporary file, a sync and a rename.
     func writeDurably(_ bytes: [UInt8], to relative: String) throws(StoreError) {
-        try fileSystem.createFolder(path(FileNames.temporary))
-        let temporary = path(FileNames.temporary + "/" + relative.replacingOccurrences(of: "/", with: "_") + ".new")
+        let temporary = try temporaryPath(for: relative)
         try fileSystem.write(bytes, to: temporary)
+        try install(temporary, as: relative)
+    }
+
+    /// The temporary file a whole file is written to before it is installed (`tmp/` created).
+    func temporaryPath(for relative: String) throws(StoreError) -> String {
+        try fileSystem.createFolder(path(FileNames.temporary))
+        return path(FileNames.temporary + "/" + relative.replacingOccurrences(of: "/", with: "_") + ".new")
+    }
+
+    /// Syncs a written temporary file and renames it into place, durably.
+    func install(_ temporary: String, as relative: String) throws(StoreError) {
         try fileSystem.synchronize(temporary)
         try fileSystem.rename(temporary, to: path(relative))
         try fileSystem.synchronize(folder)
