@@ -457,13 +457,15 @@ extension SnapshotMergeTests {
 /// The streaming pieces of a snapshot build, at sizes the other tests do not reach.
 @Suite("snapshot streaming")
 struct SnapshotStreamingTests {
-    @Test("a section of several blocks, appended in uneven pieces, reads back whole with every block checked")
-    func sectionsOfSeveralBlocks() throws {
-        let size = SnapshotFile.blockSize * 2 + SnapshotFile.blockSize / 2 + 3
+    @Test(
+        "a section of several blocks, appended in uneven pieces, reads back whole with every block checked (layouts 1 and 2)",
+        arguments: [(UInt32(1), SnapshotFile.layout1BlockSize), (SnapshotFile.version, SnapshotFile.blockSize)])
+    func sectionsOfSeveralBlocks(layout: UInt32, blockSize: Int) throws {
+        let size = blockSize * 2 + blockSize / 2 + 3
         var generator = SplitMix64(state: 5)
         let body = (0..<size).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
         let small: [UInt8] = [1, 2, 3]
-        let bytes = try SnapshotWriter.bytes { (writer) throws(StoreError) in
+        let bytes = try SnapshotWriter.bytes(layout: layout) { (writer) throws(StoreError) in
             try writer.add(.fieldNames, small)
             try writer.begin(.termHeap)
             var start = 0
@@ -481,18 +483,38 @@ struct SnapshotStreamingTests {
                 schemaHash: 7, createdAt: .now())
         }
         let reader = try SnapshotReader(FileBytes(bytes))
+        #expect(reader.blockSize == blockSize)
         let section = try #require(reader.section(.termHeap))
-        #expect(section.length == size && section.blockCount == 3)
+        #expect(section.length == size && section.blockCount(blockSize: blockSize) == 3)
         #expect(Array(try reader.bytes(of: section)) == body)
         #expect(Array(try reader.bytes(of: try #require(reader.section(.idHeap)))) == small)
         #expect(try reader.verifyAll(reading: { offset, count in Array(bytes[offset..<(offset + count)]) }) == nil)
         // A flipped byte in the middle block is found there.
         var flipped = bytes
-        flipped[section.offset + SnapshotFile.blockSize + 10] ^= 1
+        flipped[section.offset + blockSize + 10] ^= 1
         let damaged = try SnapshotReader(FileBytes(flipped))
         #expect(throws: SnapshotDamage.corrupt(section: section.kind, block: 1)) {
-            _ = try damaged.bytes(of: section, at: SnapshotFile.blockSize, count: 20)
+            _ = try damaged.bytes(of: section, at: blockSize, count: 20)
         }
+        // The blocks on either side of it still read.
+        #expect(try damaged.bytes(of: section, at: 0, count: 20).count == 20)
+        #expect(try damaged.bytes(of: section, at: 2 * blockSize, count: 20).count == 20)
+    }
+
+    @Test("a footer that gives a block size out of range or not a power of two is refused", arguments: [0, 3000, 1 << 11, 1 << 25, 65_537])
+    func blockSizeOutOfRange(size: Int) throws {
+        var bytes = try SnapshotWriter.bytes { (writer) throws(StoreError) in
+            try writer.add(.fieldNames, [1, 2, 3])
+            try writer.finish(
+                documentCount: 0, documentBytes: 0, coverage: SnapshotFile.Coverage(identity: 1, offset: 0, lines: 0, tailHash: 0),
+                schemaHash: 7, createdAt: .now())
+        }
+        let footer = bytes.count - SnapshotFile.footerSize
+        withUnsafeBytes(of: UInt64(size).littleEndian) { bytes.replaceSubrange((footer + 104)..<(footer + 112), with: $0) }
+        let tableOffset = Int(bytes[(footer + 16)..<(footer + 24)].reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
+        let hash = WordHash.hash(Array(bytes[tableOffset..<(bytes.count - 8)]))
+        withUnsafeBytes(of: hash.littleEndian) { bytes.replaceSubrange((bytes.count - 8)..<bytes.count, with: $0) }
+        #expect(throws: SnapshotDamage.unreadable("snapshot block size \(size) out of range")) { _ = try SnapshotReader(FileBytes(bytes)) }
     }
 
     @Test("the text index read a few documents at a time is the one read all at once")

@@ -1,6 +1,6 @@
 /// The container format of `index.snapshot` (`docs/FORMAT.md`, "index.snapshot"): sections of
 /// little-endian binary data, each 8-byte aligned, then the section table, the checksums of every
-/// 1 MiB block of the sections, and a fixed footer that says what part of `index.jsonl` the file
+/// block of the sections (64 KiB in layout 2, 1 MiB in layout 1), and a fixed footer that says what part of `index.jsonl` the file
 /// covers. As an SSTable of LevelDB the file is written once, aside, and renamed into place; it is
 /// never changed after.
 ///
@@ -10,10 +10,17 @@
 enum SnapshotFile {
     /// `ARCSNAP1`, little-endian: the file's first eight bytes and the footer's.
     static let magic: UInt64 = 0x3150_414E_5343_5241
-    /// The layout version this build writes and reads.
-    static let version: UInt32 = 1
-    /// Sections are verified in blocks of this many bytes.
-    static let blockSize = 1 << 20
+    /// The layout version this build writes. It reads this one and layout 1.
+    static let version: UInt32 = 2
+    /// Sections are verified in blocks of this many bytes in the files this build writes (the
+    /// footer of a layout-2 file says its block size). A reader checks a whole block the first
+    /// time it reads any byte of it: a query that reads a few bytes here and there (a binary
+    /// search over the IDs, a date's dictionary rows) checks little more than it reads.
+    static let blockSize = 1 << 16
+    /// The block size of layout 1, which has no field for it.
+    static let layout1BlockSize = 1 << 20
+    /// The block sizes a layout-2 footer may give.
+    static let blockSizes = (1 << 12)...(1 << 24)
     /// The footer's size in bytes.
     static let footerSize = 128
     /// A section table row's size in bytes.
@@ -70,8 +77,8 @@ enum SnapshotFile {
         /// The index of the section's first block checksum.
         var firstBlock: Int
 
-        /// How many blocks the section spans.
-        var blockCount: Int { (length + SnapshotFile.blockSize - 1) / SnapshotFile.blockSize }
+        /// How many blocks of `blockSize` bytes the section spans.
+        func blockCount(blockSize: Int = SnapshotFile.blockSize) -> Int { (length + blockSize - 1) / blockSize }
     }
 
     /// No field: the section belongs to the whole snapshot.

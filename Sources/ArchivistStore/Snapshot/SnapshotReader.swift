@@ -33,6 +33,8 @@ final class SnapshotReader: Sendable {
     let createdAt: Timestamp
     /// The sum of the documents' sizes.
     let documentBytes: Int
+    /// The size of the blocks checked one at a time (the last block of a section may be shorter).
+    let blockSize: Int
     private let blockHashes: [UInt64]
     private let verified: Mutex<[Bool]>
 
@@ -47,8 +49,9 @@ final class SnapshotReader: Sendable {
         }
         let footer = size - SnapshotFile.footerSize
         guard reader.uint64(at: footer) == SnapshotFile.magic else { throw .unreadable("no snapshot footer (the file is cut short)") }
-        guard let version = reader.uint32(at: footer + 8), version == SnapshotFile.version else {
-            throw .unreadable("snapshot layout version \(reader.uint32(at: footer + 8) ?? 0), this archivist reads \(SnapshotFile.version)")
+        guard let version = reader.uint32(at: footer + 8), version == 1 || version == SnapshotFile.version else {
+            throw .unreadable(
+                "snapshot layout version \(reader.uint32(at: footer + 8) ?? 0), this archivist reads 1 and \(SnapshotFile.version)")
         }
         func word(_ at: Int) throws(SnapshotDamage) -> Int {
             guard let value = reader.uint64(at: footer + at), value <= UInt64(Int.max) else {
@@ -74,14 +77,24 @@ final class SnapshotReader: Sendable {
         schemaHash = reader.uint64(at: footer + 80) ?? 0
         createdAt = Timestamp(milliseconds: Int64(bitPattern: reader.uint64(at: footer + 88) ?? 0))
         documentBytes = try word(96)
+        if version == 1 {
+            blockSize = SnapshotFile.layout1BlockSize
+        } else {
+            let size = try word(104)
+            guard SnapshotFile.blockSizes.contains(size), size.nonzeroBitCount == 1 else {
+                throw .unreadable("snapshot block size \(size) out of range")
+            }
+            blockSize = size
+        }
         blockHashes = (0..<blockCount).map { reader.uint64(at: hashesOffset + $0 * 8) ?? 0 }
-        sections = try Self.readTable(reader, at: tableOffset, count: sectionCount, end: tableOffset, blocks: blockCount)
+        sections = try Self.readTable(
+            reader, at: tableOffset, count: sectionCount, end: tableOffset, blocks: blockCount, blockSize: blockSize)
         verified = Mutex([Bool](repeating: false, count: blockCount))
     }
 
     private static func readTable(
         _ reader: BinaryReader, at offset: Int, count: Int, end: Int,
-        blocks: Int
+        blocks: Int, blockSize: Int
     ) throws(SnapshotDamage) -> [SnapshotFile.Section] {
         var sections: [SnapshotFile.Section] = []
         for row in 0..<count {
@@ -92,7 +105,9 @@ final class SnapshotReader: Sendable {
                 start >= 8, start <= UInt64(end), length <= UInt64(end) - start, first <= UInt64(blocks)
             else { throw .unreadable("section \(row) out of bounds") }
             let section = SnapshotFile.Section(kind: kind, field: field, offset: Int(start), length: Int(length), firstBlock: Int(first))
-            guard section.firstBlock + section.blockCount <= blocks else { throw .unreadable("section \(row) has no checksums") }
+            guard section.firstBlock + section.blockCount(blockSize: blockSize) <= blocks else {
+                throw .unreadable("section \(row) has no checksums")
+            }
             sections.append(section)
         }
         return sections
@@ -110,7 +125,7 @@ final class SnapshotReader: Sendable {
         guard offset >= 0, count >= 0, offset <= section.length, count <= section.length - offset else {
             throw .unreadable("read outside section kind \(section.kind)")
         }
-        if count > 0 { try verify(section, from: offset / SnapshotFile.blockSize, through: (offset + count - 1) / SnapshotFile.blockSize) }
+        if count > 0 { try verify(section, from: offset / blockSize, through: (offset + count - 1) / blockSize) }
         return UnsafeRawBufferPointer(
             rebasing: UnsafeRawBufferPointer(file.buffer)[(section.offset + offset)..<(section.offset + offset + count)])
     }
@@ -126,8 +141,8 @@ final class SnapshotReader: Sendable {
         let pending = verified.withLock { done in (first...last).filter { !done[section.firstBlock + $0] } }
         let raw = UnsafeRawBufferPointer(file.buffer)
         for block in pending {
-            let start = section.offset + block * SnapshotFile.blockSize
-            let end = min(section.offset + section.length, start + SnapshotFile.blockSize)
+            let start = section.offset + block * blockSize
+            let end = min(section.offset + section.length, start + blockSize)
             guard WordHash.hash(UnsafeRawBufferPointer(rebasing: raw[start..<end])) == blockHashes[section.firstBlock + block] else {
                 throw .corrupt(section: section.kind, block: block)
             }
@@ -140,9 +155,9 @@ final class SnapshotReader: Sendable {
     /// whole file in memory; nil from `read` means the file is shorter.
     func verifyAll(reading read: (_ offset: Int, _ count: Int) throws(StoreError) -> [UInt8]?) throws(StoreError) -> SnapshotDamage? {
         for section in sections where section.length > 0 {
-            for block in 0..<section.blockCount {
-                let start = section.offset + block * SnapshotFile.blockSize
-                let count = min(section.offset + section.length, start + SnapshotFile.blockSize) - start
+            for block in 0..<section.blockCount(blockSize: blockSize) {
+                let start = section.offset + block * blockSize
+                let count = min(section.offset + section.length, start + blockSize) - start
                 guard let bytes = try read(start, count), bytes.count == count else { return .unreadable("the snapshot is cut short") }
                 if WordHash.hash(bytes) != blockHashes[section.firstBlock + block] {
                     return .corrupt(section: section.kind, block: block)

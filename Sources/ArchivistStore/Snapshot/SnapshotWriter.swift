@@ -1,11 +1,14 @@
 /// Assembles a snapshot file: its sections, then the section table, the block checksums and the
-/// footer (`docs/FORMAT.md`, "index.snapshot"). The bytes go to a sink a block (1 MiB) at a time,
+/// footer (`docs/FORMAT.md`, "index.snapshot"). The bytes go to a sink a block (64 KiB) at a time,
 /// so a section of any size can be streamed (`begin`, `append`, `end`) without being held whole.
 struct SnapshotWriter {
     /// Where the bytes go, in order.
     typealias Sink = (_ bytes: [UInt8]) throws(StoreError) -> Void
 
     private let sink: Sink
+    /// The layout version written, and its block size.
+    private let layout: UInt32
+    private let blockSize: Int
     /// Bytes not yet given to the sink (at most a block of the open section, or padding).
     private var pending = BinaryWriter()
     /// Bytes given to the sink.
@@ -15,9 +18,13 @@ struct SnapshotWriter {
     /// The open section: its kind, field, offset and first block, and where its current block starts.
     private var open: (kind: SnapshotFile.SectionKind, field: UInt32, offset: Int, firstBlock: Int, blockStart: Int)?
 
-    /// A writer giving its bytes to `sink`, the file's leading magic first.
-    init(sink: @escaping Sink) {
+    /// A writer giving its bytes to `sink`, the file's leading magic first. `layout` 1 (1 MiB
+    /// blocks, no block size in the footer) is written only by tests of reading old files.
+    init(layout: UInt32 = SnapshotFile.version, sink: @escaping Sink) {
+        precondition(layout == 1 || layout == SnapshotFile.version, "unknown snapshot layout \(layout)")
         self.sink = sink
+        self.layout = layout
+        blockSize = layout == 1 ? SnapshotFile.layout1BlockSize : SnapshotFile.blockSize
         pending.append(SnapshotFile.magic)
     }
 
@@ -44,11 +51,11 @@ struct SnapshotWriter {
         guard var section = open else { preconditionFailure("no snapshot section is open") }
         var start = 0
         while start < bytes.count {
-            let room = SnapshotFile.blockSize - (offset - section.blockStart)
+            let room = blockSize - (offset - section.blockStart)
             let end = min(bytes.count, start + room)
             pending.append(contentsOf: bytes[start..<end])
             start = end
-            if offset - section.blockStart == SnapshotFile.blockSize {
+            if offset - section.blockStart == blockSize {
                 blockHashes.append(pending.bytes.withUnsafeBytes { WordHash.hash($0) })
                 try flush()
                 section.blockStart = offset
@@ -105,7 +112,7 @@ struct SnapshotWriter {
         for hash in blockHashes { tail.append(hash) }
         let footerStart = tail.bytes.count
         tail.append(SnapshotFile.magic)
-        tail.append(SnapshotFile.version)
+        tail.append(layout)
         tail.append(UInt32(sections.count))
         tail.append(UInt64(tableOffset))
         tail.append(UInt64(hashesOffset))
@@ -118,7 +125,8 @@ struct SnapshotWriter {
         tail.append(schemaHash)
         tail.append(createdAt.milliseconds)
         tail.append(UInt64(documentBytes))
-        for _ in 0..<2 { tail.append(UInt64(0)) }
+        tail.append(UInt64(layout == 1 ? 0 : blockSize))
+        tail.append(UInt64(0))
         tail.append(tail.bytes.withUnsafeBytes { WordHash.hash($0) })
         precondition(tail.bytes.count - footerStart == SnapshotFile.footerSize)
         pending = tail
@@ -128,10 +136,12 @@ struct SnapshotWriter {
 
 extension SnapshotWriter {
     /// The bytes of a snapshot assembled in memory by `body` (for small snapshots and tests).
-    static func bytes(_ body: (inout SnapshotWriter) throws(StoreError) -> Void) throws(StoreError) -> [UInt8] {
+    static func bytes(
+        layout: UInt32 = SnapshotFile.version, _ body: (inout SnapshotWriter) throws(StoreError) -> Void
+    ) throws(StoreError) -> [UInt8] {
         final class Buffer: @unchecked Sendable { var bytes: [UInt8] = [] }
         let buffer = Buffer()
-        var writer = SnapshotWriter { (bytes) throws(StoreError) in buffer.bytes.append(contentsOf: bytes) }
+        var writer = SnapshotWriter(layout: layout) { (bytes) throws(StoreError) in buffer.bytes.append(contentsOf: bytes) }
         try body(&writer)
         return buffer.bytes
     }
