@@ -186,6 +186,8 @@ struct SnapshotQueryTests {
         "not section_name = Sports", "section_name = Sports or news_desk = Foreign", "keywords.value = 'Politics and Government'",
         "keywords.value != 'Politics and Government'", "headline.main ~ knicks", "section_name exists", "byline.original missing",
         #""election""#, #""election" and section_name = U.S."#, "section_name > M",
+        "pub_date >= 2015-01-01", "pub_date < 2001-06-01", "pub_date > 2090-01-01", "word_count >= 800",
+        "word_count >= 300 and word_count < 900",
     ]
 
     @Test("filters, orders, windows and facets come from the segments and agree with the log", arguments: StorageMode.allCases)
@@ -197,13 +199,15 @@ struct SnapshotQueryTests {
         for text in Self.filters {
             let filter = try FilterParser.parse(text)
             let needed = QueryIndex.neededPaths(filter: filter, sort: [], textSearch: store.schema.textSearch)
-            let segments = try #require(try store.segments(loading: needed.union(["pub_date"])))
+            let segments = try #require(try store.segments(loading: needed.union(["pub_date", "word_count"])))
             // A field with arrays inside its values (a keyword whose value is a list) is answered the slow way.
             let nested = try filter.paths.contains { try segments.snapshot.snapshot.field($0)?.hasNestedArrays == true }
             for query in [
                 Query(filter: filter), Query(filter: filter, skip: 3, limit: 7),
                 Query(filter: filter, sort: [SortKey("pub_date", descending: true)], limit: 10),
                 Query(filter: filter, sort: [SortKey("pub_date")], skip: 5, limit: 5),
+                Query(filter: filter, sort: [SortKey("word_count", descending: true)], limit: 12),
+                Query(filter: filter, sort: [SortKey("word_count")], skip: 2, limit: 0),
             ] {
                 if nested {
                     #expect(try store.segmentedFind(query, segments) == nil, "\(text)")
@@ -231,6 +235,49 @@ struct SnapshotQueryTests {
                     "\(path) \(text)")
                 #expect(answered.map(\.count) == expected.map(\.count), "\(path) \(text)")
             }
+        }
+    }
+}
+
+extension SnapshotQueryTests {
+    @Test(
+        "a range on the field a query sorts by is answered by walking its dictionary, with documents changed and removed after the snapshot",
+        arguments: [
+            ("pub_date >= 2015-01-01", "pub_date", true), ("pub_date < 2003-01-01", "pub_date", false),
+            ("pub_date = 2015-07-01", "pub_date", true), ("word_count > 700", "word_count", true),
+            ("word_count >= 200 and word_count <= 400", "word_count", false), ("pub_date > 2090-01-01", "pub_date", true),
+        ])
+    func rangesOnTheSortFieldWalkTheDictionary(text: String, path: String, descending: Bool) throws {
+        let fixture = try QueryFixture(seed: 78, count: 400, mode: .snapshotAndLog)
+        let logOnly = try DocumentStore(folder: fixture.folder.data, schema: .nyt, options: StorageMode.logOnly.options)
+        let store = fixture.store
+        let filter = try FilterParser.parse(text)
+        let key = SortKey(path, descending: descending)
+        let segments = try #require(try store.segments(loading: [path]))
+        for (skip, limit) in [(0, 10), (7, 3), (0, 1), (0, 100_000)] {
+            let query = Query(filter: filter, sort: [key], skip: skip, limit: limit)
+            let walked = try #require(try segments.snapshot.sortedRange(filter, by: key, needed: skip + limit), "\(text)")
+            #expect(walked.found.count <= skip + limit)
+            let answered = try #require(try store.segmentedFind(query, segments))
+            let expected = try logOnly.find(query)
+            #expect(answered.ids == expected.ids, "\(text) skip \(skip) limit \(limit)")
+            #expect(answered.total == expected.total, "\(text)")
+        }
+        try expectConsistent(store)
+    }
+
+    @Test(
+        "a filter the dictionary walk cannot answer exactly is left to the other ways",
+        arguments: [
+            "section_name = Sports", "pub_date >= 2015-01-01 or pub_date < 2001-01-01", "keywords.value = 'Politics and Government'",
+            "pub_date != 2015-07-01", "pub_date exists",
+        ])
+    func otherFiltersAreNotWalked(text: String) throws {
+        let fixture = try QueryFixture(seed: 79, count: 120, mode: .snapshotOnly)
+        let filter = try FilterParser.parse(text)
+        let segments = try #require(try fixture.store.segments(loading: ["pub_date", "keywords.value"]))
+        for path in ["pub_date", "keywords.value"] {
+            #expect(try segments.snapshot.sortedRange(filter, by: SortKey(path), needed: 10) == nil, "\(text) by \(path)")
         }
     }
 }
@@ -280,6 +327,26 @@ struct SnapshotCheckTests {
 }
 
 extension SnapshotCheckTests {
+    @Test("an entry of the log changed by hand, far enough from the end for the snapshot to stay current, is found by check")
+    func entryChangedUnderTheSnapshotIsFound() throws {
+        let folder = TemporaryFolder()
+        let store = try Self.store(folder)
+        for n in 0..<60 { try store.put(try json(#"{"section_name": "S\#(n)"}"#), id: "d\(n)") }
+        try store.merge()
+        #expect(try Self.store(folder).check().isEmpty)
+        let indexPath = folder.data + "/" + FileNames.index
+        var lines = try String(contentsOfFile: indexPath, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
+        let line = try #require(lines.firstIndex { $0.contains(#""id":"d0""#) })
+        let hash = try #require(lines[line].range(of: #""hash":""#))
+        var changed = String(lines[line])
+        let digit = changed.index(changed.startIndex, offsetBy: changed.distance(from: lines[line].startIndex, to: hash.upperBound))
+        changed.replaceSubrange(digit...digit, with: changed[digit] == "0" ? "1" : "0")
+        lines[line] = Substring(changed)
+        try lines.joined(separator: "\n").write(toFile: indexPath, atomically: false, encoding: .utf8)
+        let problems = try Self.store(folder).check()
+        #expect(problems.contains { $0.kind == .damagedSnapshot && $0.detail.contains("differs from the log") }, "\(problems)")
+    }
+
     @Test("repair of a store whose snapshot is sound leaves it sound")
     func repairWithASoundSnapshot() throws {
         let folder = TemporaryFolder()

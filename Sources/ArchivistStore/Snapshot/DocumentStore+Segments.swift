@@ -36,11 +36,18 @@ extension DocumentStore {
 
     /// A query answered from the segments, or nil when the snapshot cannot answer it exactly.
     func segmentedFind(_ query: Query, _ segments: Segments) throws(SnapshotDamage) -> QueryResult? {
+        let needed = query.limit.map { query.skip + $0 } ?? Int.max
+        if query.sort.count == 1, needed < Int.max,
+            let walked = try segments.snapshot.sortedRange(query.filter, by: query.sort[0], needed: needed)
+        {
+            let tailMatches = segments.tail.matching(query.filter)
+            let merged = try bySortKey(query, found: walked.found, walked.field, tailMatches, segments, needed: needed)
+            return QueryResult(ids: query.window(merged), total: walked.total + tailMatches.count, scannedPaths: [])
+        }
         guard let matches = try segments.snapshot.matching(query.filter) else { return nil }
         let tail = segments.tail
         let tailMatches = tail.matching(query.filter)
         let total = matches.count + tailMatches.count
-        let needed = query.limit.map { query.skip + $0 } ?? Int.max
         let merged: [String]
         if query.sort.isEmpty {
             let terms = QueryIndex.textTerms(query.filter)
@@ -63,7 +70,7 @@ extension DocumentStore {
         var first: [String] = []
         var damage: SnapshotDamage?
         matches.forEach { ordinal in
-            do throws(SnapshotDamage) { first.append(try segments.snapshot.snapshot.id(at: ordinal)) } catch {
+            do throws(SnapshotDamage) { first.append(try segments.snapshot.snapshot.id(at: ordinal, hinted: needed)) } catch {
                 damage = error
                 return false
             }
@@ -95,7 +102,7 @@ extension DocumentStore {
         }
         ranked.sort { $0.score != $1.score ? $0.score > $1.score : $0.ordinal < $1.ordinal }
         var first: [(id: String, score: Double)] = []
-        for item in ranked.prefix(needed) { first.append((try snapshot.id(at: item.ordinal), item.score)) }
+        for item in ranked.prefix(needed) { first.append((try snapshot.id(at: item.ordinal, hinted: needed), item.score)) }
         let tailScores = segments.tail.scores(terms, of: tailMatches)
         var second = zip(tailMatches, tailScores).map { (id: segments.tail.ids[Int($0.0)], score: $0.1) }
         second.sort { $0.score != $1.score ? $0.score > $1.score : $0.id.utf8.lexicographicallyPrecedes($1.id.utf8) }
@@ -111,16 +118,28 @@ extension DocumentStore {
         needed: Int
     ) throws(SnapshotDamage) -> [String]? {
         let key = query.sort[0]
-        let snapshot = segments.snapshot.snapshot
-        guard let field = try snapshot.field(key.path) else { return nil }
-        var first: [(id: String, key: JSONValue?)] = []
+        guard let field = try segments.snapshot.snapshot.field(key.path) else { return nil }
         var found: [(ordinal: Int, row: Int)] = []
         try field.walkRows(descending: key.isDescending) { ordinal, row in
             guard matches.contains(Int(ordinal)) else { return true }
             found.append((Int(ordinal), row))
             return found.count < needed
         }
-        for item in found { first.append((try snapshot.id(at: item.ordinal), try field.value(of: try field.row(item.row)))) }
+        return try bySortKey(query, found: found, field, tailMatches, segments, needed: needed)
+    }
+
+    /// The snapshot's first matches in sort order (`found`, with their rows of `field`) merged
+    /// with the tail's, the first `needed` of both.
+    private func bySortKey(
+        _ query: Query, found: [(ordinal: Int, row: Int)], _ field: SnapshotField, _ tailMatches: [Int32], _ segments: Segments,
+        needed: Int
+    ) throws(SnapshotDamage) -> [String] {
+        let key = query.sort[0]
+        let snapshot = segments.snapshot.snapshot
+        var first: [(id: String, key: JSONValue?)] = []
+        for item in found {
+            first.append((try snapshot.id(at: item.ordinal, hinted: needed), try field.value(of: try field.row(item.row))))
+        }
         let tail = segments.tail
         let ordered = tail.order(
             tailMatches, query: Query(filter: query.filter, sort: query.sort, skip: 0, limit: needed == Int.max ? nil : needed))

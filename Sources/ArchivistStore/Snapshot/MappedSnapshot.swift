@@ -1,3 +1,5 @@
+import Synchronization
+
 /// The query structures of a snapshot, read where they lie in the mapped file: the documents' IDs
 /// and entries by ordinal, each projected field's dictionary and postings, the text index.
 /// Nothing is copied or decoded until a query asks for it.
@@ -9,6 +11,11 @@ final class MappedSnapshot: Sendable {
     private let idOffsets: SnapshotFile.Section
     private let idHeap: SnapshotFile.Section
     private let entryRows: SnapshotFile.Section
+    /// The ordinals of IDs a query answered with lately, so that reading those documents next
+    /// (by ID) skips the binary search; a hint is used only when the ID at it is the one asked for.
+    private let hints = Mutex<[String: Int]>([:])
+    /// How many hints are kept at most (then they are dropped and gathered again).
+    static let hintLimit = 1024
 
     /// The number of documents.
     var count: Int { reader.documentCount }
@@ -44,9 +51,34 @@ final class MappedSnapshot: Sendable {
         String(decoding: try idBytes(at: ordinal), as: UTF8.self)
     }
 
+    /// The ID of an ordinal, remembered as a hint for `ordinal(of:)`: for the few documents a
+    /// query returns, which the caller reads next.
+    func hintedID(at ordinal: Int) throws(SnapshotDamage) -> String {
+        let id = try id(at: ordinal)
+        hints.withLock { hints in
+            if hints.count >= Self.hintLimit { hints.removeAll(keepingCapacity: true) }
+            hints[id] = ordinal
+        }
+        return id
+    }
+
+    /// The ID of an ordinal, remembered as a hint when a query wants at most `needed` documents
+    /// and that is few (`hintLimit`).
+    func id(at ordinal: Int, hinted needed: Int) throws(SnapshotDamage) -> String {
+        needed <= Self.hintLimit ? try hintedID(at: ordinal) : try id(at: ordinal)
+    }
+
     /// The ordinal of an ID (binary search over the IDs' bytes), or nil.
     func ordinal(of id: String) throws(SnapshotDamage) -> Int? {
         let wanted = Array(id.utf8)
+        if let hint = hints.withLock({ $0[id] }), hint < count {
+            let matches = wanted.withUnsafeBytes { (raw) -> Result<Bool, SnapshotDamage> in
+                do throws(SnapshotDamage) { return .success(ValueOrder.compareBytes(try idBytes(at: hint), raw) == 0) } catch {
+                    return .failure(error)
+                }
+            }
+            if try matches.get() { return hint }
+        }
         let result = wanted.withUnsafeBytes { (raw) -> Result<Int?, SnapshotDamage> in
             var low = 0, high = count
             while low < high {

@@ -22,7 +22,9 @@ struct SnapshotField {
     }
 
     private let reader: SnapshotReader
-    private let rows: UnsafeRawBufferPointer
+    /// The dictionary's rows, read (and their blocks checked) one at a time: a lookup's binary
+    /// search checks the few blocks it probes, not a dictionary of a million dates.
+    private let dictionary: SnapshotFile.Section
     private let heap: SnapshotFile.Section
     private let postings: SnapshotFile.Section
     /// The number of distinct values (rows).
@@ -42,8 +44,8 @@ struct SnapshotField {
         self.heap = heap
         self.postings = postings
         self.documentCount = documentCount
-        rows = try reader.bytes(of: dictionary)
-        let trailer = BinaryReader(buffer: UnsafeRawBufferPointer(rebasing: rows[(rows.count - 32)...]))
+        self.dictionary = dictionary
+        let trailer = BinaryReader(buffer: try reader.bytes(of: dictionary, at: dictionary.length - 32, count: 32))
         rowCount = (dictionary.length - 32) / SnapshotBuilder.dictionaryRowSize
         guard trailer.uint64(at: 8) == UInt64(rowCount) else { throw .unreadable("snapshot field \(field): row count mismatch") }
         hasNestedArrays = (trailer.uint64(at: 0) ?? 0) & SnapshotBuilder.FieldFlag.nestedArrays != 0
@@ -52,11 +54,13 @@ struct SnapshotField {
 
     /// Row `index` (0 ..< rowCount).
     func row(_ index: Int) throws(SnapshotDamage) -> Row {
-        let at = index * SnapshotBuilder.dictionaryRowSize
-        let r = BinaryReader(buffer: rows)
-        guard index >= 0, index < rowCount, let rank = r.uint8(at: at), let flags = r.uint8(at: at + 1),
-            let count = r.uint32(at: at + 4), let word = r.uint64(at: at + 8), let start = r.uint64(at: at + 16),
-            let valueOffset = r.uint32(at: at + 24), let valueLength = r.uint32(at: at + 28),
+        guard index >= 0, index < rowCount else { throw .unreadable("snapshot dictionary row \(index) out of bounds") }
+        let r = BinaryReader(
+            buffer: try reader.bytes(
+                of: dictionary, at: index * SnapshotBuilder.dictionaryRowSize, count: SnapshotBuilder.dictionaryRowSize))
+        guard let rank = r.uint8(at: 0), let flags = r.uint8(at: 1),
+            let count = r.uint32(at: 4), let word = r.uint64(at: 8), let start = r.uint64(at: 16),
+            let valueOffset = r.uint32(at: 24), let valueLength = r.uint32(at: 28),
             start <= UInt64(postings.length / 4), UInt64(count) <= UInt64(postings.length / 4) - start,
             UInt64(valueOffset) + UInt64(valueLength) <= UInt64(heap.length)
         else { throw .unreadable("snapshot dictionary row \(index) out of bounds") }
@@ -232,30 +236,49 @@ struct SnapshotField {
 
     /// `walk`, with the row each document is met at (its sort key's row).
     func walkRows(descending: Bool, _ body: (UInt32, Int) -> Bool) throws(SnapshotDamage) {
+        try walkRows(in: [0..<rowCount], descending: descending, body)
+    }
+
+    /// `walkRows` over the rows of `ranges` only (ascending, not overlapping, none splitting a
+    /// group of rows that sort equal, as `rowRangesFor` gives them).
+    func walkRows(in ranges: [Range<Int>], descending: Bool, _ body: (UInt32, Int) -> Bool) throws(SnapshotDamage) {
         var seen = [Bool](repeating: false, count: documentCount)
-        var end = descending ? rowCount : 0
-        while descending ? end > 0 : end < rowCount {
-            // A group of rows that sort equal, from `start` up to `stop`.
-            var start = end, stop = end
-            if descending {
-                start = end - 1
-                while start > 0, try row(start).tiesWithPrevious { start -= 1 }
-                stop = end
-                end = start
-            } else {
-                stop = end + 1
-                while stop < rowCount, try row(stop).tiesWithPrevious { stop += 1 }
-                end = stop
-            }
-            var group: [(ordinal: UInt32, row: Int)] = []
-            for index in start..<stop {
-                for ordinal in try ordinals(of: try row(index)) { group.append((ordinal, index)) }
-            }
-            if stop - start > 1 { group.sort { $0.ordinal < $1.ordinal } }
-            for (ordinal, index) in group where !seen[Int(ordinal)] {
-                seen[Int(ordinal)] = true
-                if !body(ordinal, index) { return }
+        for range in descending ? ranges.reversed() : ranges {
+            var end = descending ? range.upperBound : range.lowerBound
+            while descending ? end > range.lowerBound : end < range.upperBound {
+                // A group of rows that sort equal, from `start` up to `stop`.
+                var start = end, stop = end
+                if descending {
+                    start = end - 1
+                    while start > range.lowerBound, try row(start).tiesWithPrevious { start -= 1 }
+                    stop = end
+                    end = start
+                } else {
+                    stop = end + 1
+                    while stop < range.upperBound, try row(stop).tiesWithPrevious { stop += 1 }
+                    end = stop
+                }
+                var group: [(ordinal: UInt32, row: Int)] = []
+                for index in start..<stop {
+                    for ordinal in try ordinals(of: try row(index)) { group.append((ordinal, index)) }
+                }
+                if stop - start > 1 { group.sort { $0.ordinal < $1.ordinal } }
+                for (ordinal, index) in group where Int(ordinal) < documentCount && !seen[Int(ordinal)] {
+                    seen[Int(ordinal)] = true
+                    if !body(ordinal, index) { return }
+                }
             }
         }
+    }
+
+    /// How many postings the rows of `range` hold (the postings of consecutive rows are
+    /// consecutive): on a field of one value per document, how many documents have those values.
+    func postingCount(ofRows range: Range<Int>) throws(SnapshotDamage) -> Int {
+        guard !range.isEmpty else { return 0 }
+        let first = try row(range.lowerBound)
+        let last = try row(range.upperBound - 1)
+        let end = last.postingsStart + last.count
+        guard end >= first.postingsStart else { throw .unreadable("snapshot postings out of order") }
+        return end - first.postingsStart
     }
 }

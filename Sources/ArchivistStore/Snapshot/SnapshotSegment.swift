@@ -10,6 +10,8 @@ struct SnapshotSegment {
     let snapshot: MappedSnapshot
     /// The ordinals that are live.
     let live: OrdinalSet
+    /// Whether every ordinal is live (no line of the log supersedes one).
+    let allLive: Bool
     let textSearch: TextSearch
 
     /// The live documents of `snapshot`, all but `superseded`.
@@ -18,6 +20,7 @@ struct SnapshotSegment {
         var live = OrdinalSet(capacity: snapshot.count, full: true)
         for ordinal in superseded { live.remove(ordinal) }
         self.live = live
+        allLive = superseded.isEmpty
         self.textSearch = textSearch
     }
 
@@ -124,31 +127,76 @@ struct SnapshotSegment {
             }
         }
         var result = OrdinalSet(capacity: snapshot.count)
-        let (rows, exact) = try candidateRows(condition, in: field)
+        let (ranges, exact) = try candidateRows(condition, in: field)
         if exact {
             // Consecutive rows have consecutive postings: a run of rows is one read (its blocks
             // checked once), not one per row.
-            var start = 0
-            while start < rows.count {
-                var end = start + 1
-                while end < rows.count, rows[end] == rows[end - 1] + 1 { end += 1 }
-                for ordinal in try field.ordinals(ofRows: rows[start]..<(rows[end - 1] + 1)) where ordinal < UInt32(snapshot.count) {
-                    result.insert(Int(ordinal))
-                }
-                start = end
+            for range in ranges where !range.isEmpty {
+                for ordinal in try field.ordinals(ofRows: range) where ordinal < UInt32(snapshot.count) { result.insert(Int(ordinal)) }
             }
             return result
         }
-        for index in rows {
-            let row = try field.row(index)
-            // Rows found by an exact lookup need no check (a range of dates or numbers, an equal value).
-            if !exact {
+        for range in ranges {
+            for index in range {
+                let row = try field.row(index)
                 let value = try field.value(of: row)
                 guard condition.holds(for: value.map { [$0] } ?? []) else { continue }
+                for ordinal in try field.ordinals(of: row) where ordinal < UInt32(snapshot.count) { result.insert(Int(ordinal)) }
             }
-            for ordinal in try field.ordinals(of: row) where ordinal < UInt32(snapshot.count) { result.insert(Int(ordinal)) }
         }
         return result
+    }
+
+    /// For a filter of range or equality conditions on the field a query sorts by (a field of
+    /// one value per document), the first `needed` live documents in sort order (with the row
+    /// each is met at) and how many match, found by walking the dictionary over the conditions'
+    /// rows from the end the sort starts at: the matches are never gathered, so the ten newest
+    /// since 2000 cost ten documents' rows, not a million ordinals. Nil for any other filter.
+    func sortedRange(
+        _ filter: Filter, by key: SortKey, needed: Int
+    ) throws(SnapshotDamage) -> (found: [(ordinal: Int, row: Int)], total: Int, field: SnapshotField)? {
+        // The conditions of `PATH op V` or of `PATH op V and PATH op W ...`.
+        var conditions: [Condition] = []
+        let parts: [Filter]
+        if case .and(let children) = filter { parts = children } else { parts = [filter] }
+        for part in parts {
+            guard case .field(let path, let more) = part, path == key.path else { return nil }
+            conditions += more
+        }
+        guard !conditions.isEmpty, let field = try snapshot.field(key.path), !field.hasNestedArrays, !field.isArrayValued else {
+            return nil
+        }
+        var rows = 0..<field.rowCount
+        for condition in conditions {
+            switch condition {
+            case .eq(let value), .gt(let value), .gte(let value), .lt(let value), .lte(let value):
+                guard Self.isIndexable(value) else { return nil }
+            default: return nil
+            }
+            guard let (ranges, exact) = try field.rowRangesFor(condition), exact else { return nil }
+            let nonEmpty = ranges.filter { !$0.isEmpty }
+            guard nonEmpty.count <= 1 else { return nil }
+            let range = nonEmpty.first ?? rows.lowerBound..<rows.lowerBound
+            let lower = max(rows.lowerBound, range.lowerBound)
+            rows = lower..<max(lower, min(rows.upperBound, range.upperBound))
+        }
+        var found: [(ordinal: Int, row: Int)] = []
+        if needed > 0 {
+            try field.walkRows(in: [rows], descending: key.isDescending) { ordinal, row in
+                guard live.contains(Int(ordinal)) else { return true }
+                found.append((Int(ordinal), row))
+                return found.count < needed
+            }
+        }
+        var total = try field.postingCount(ofRows: rows)
+        if !allLive, !rows.isEmpty {
+            // Some documents were changed or removed after the snapshot: count the live ones.
+            total = 0
+            for ordinal in try field.ordinals(ofRows: rows) where ordinal < UInt32(snapshot.count) && live.contains(Int(ordinal)) {
+                total += 1
+            }
+        }
+        return (found, total, field)
     }
 
     private func complement(_ set: OrdinalSet?) -> OrdinalSet? {
@@ -179,26 +227,39 @@ struct SnapshotSegment {
     /// The rows that may hold a value the condition holds for, and whether exactly those do (else
     /// each is checked): the rows of a range or of an equal value when the dictionary can find
     /// them, else every row.
-    private func candidateRows(_ condition: Condition, in field: SnapshotField) throws(SnapshotDamage) -> (rows: [Int], exact: Bool) {
+    private func candidateRows(_ condition: Condition, in field: SnapshotField) throws(SnapshotDamage) -> (rows: [Range<Int>], exact: Bool)
+    {
         func isDate(_ value: JSONValue) -> Bool {
             if case .string(let text) = value { return ISODate.interval(of: text) != nil }
             return false
         }
+        /// Sorted row indexes as runs of consecutive rows.
+        func runs(_ rows: [Int]) -> [Range<Int>] {
+            var result: [Range<Int>] = []
+            for row in rows {
+                if let last = result.last, last.upperBound == row {
+                    result[result.count - 1] = last.lowerBound..<(row + 1)
+                } else {
+                    result.append(row..<(row + 1))
+                }
+            }
+            return result
+        }
         switch condition {
         case .eq(let value) where Self.isIndexable(value):
-            if isDate(value), let (ranges, exact) = try field.rowRangesFor(condition) { return (ranges.flatMap { Array($0) }, exact) }
-            if !isDate(value) { return (try field.rowIndexes(equalTo: value), true) }
+            if isDate(value), let (ranges, exact) = try field.rowRangesFor(condition) { return (ranges, exact) }
+            if !isDate(value) { return (runs(try field.rowIndexes(equalTo: value)), true) }
         case .in(let values) where values.allSatisfy(Self.isIndexable) && !values.contains(where: isDate):
             var rows: [Int] = []
             for value in values { rows.append(contentsOf: try field.rowIndexes(equalTo: value)) }
-            return (Array(Set(rows)).sorted(), true)
+            return (runs(Array(Set(rows)).sorted()), true)
         case .gt(let value), .gte(let value), .lt(let value), .lte(let value):
             guard Self.isIndexable(value), let (ranges, exact) = try field.rowRangesFor(condition) else { break }
-            return (ranges.flatMap { Array($0) }, exact)
+            return (ranges, exact)
         default:
             break
         }
-        return (Array(0..<field.rowCount), false)
+        return ([0..<field.rowCount], false)
     }
 
     /// Whether the dictionary can look a value up (not null: `= null` also matches a missing field).

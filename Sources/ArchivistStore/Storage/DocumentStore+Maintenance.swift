@@ -191,21 +191,41 @@ extension DocumentStore {
             problems.append(StoreProblem(kind: .unreadableIndex, file: FileNames.index, id: nil, detail: "line \(line): \(reason)"))
         }
         // The index's entries by bucket, so each bucket's files are compared with its entries and
-        // dropped: memory stays that of one bucket, whatever the store's size.
-        let sorted = try table(try state.entries.sorted())
-        var byBucket: [String: [Int]] = [:]
-        for (ordinal, entry) in sorted.enumerated() { byBucket[FileNames.bucket(for: entry.id), default: []].append(ordinal) }
+        // dropped: memory stays that of one bucket, whatever the store's size. A bucket holds
+        // where its entries are (a snapshot ordinal, or -1 - k for the k-th entry changed after
+        // it), not the entries: a million of those would be a few hundred MB.
+        let changed = try table(try state.entries.changedEntries())
+        let snapshot = state.entries.snapshot
+        let superseded = state.entries.superseded
+        var byBucket: [String: [Int32]] = [:]
+        if let snapshot {
+            for ordinal in 0..<snapshot.count where !superseded.contains(ordinal) {
+                byBucket[FileNames.bucket(for: try table(try snapshot.id(at: ordinal))), default: []].append(Int32(ordinal))
+            }
+        }
+        for (k, entry) in changed.enumerated() { byBucket[FileNames.bucket(for: entry.id), default: []].append(-1 - Int32(k)) }
+        func entries(_ places: [Int32]) throws(StoreError) -> [IndexEntry] {
+            var result: [IndexEntry] = []
+            result.reserveCapacity(places.count)
+            for place in places {
+                if place < 0 {
+                    result.append(changed[Int(-1 - place)])
+                } else if let snapshot {
+                    result.append(try table(try snapshot.entry(at: Int(place))))
+                }
+            }
+            return result
+        }
         let buckets = try documentBuckets()
         var done = 0
         try scanDocuments(projection: state.projection, known: state.entries) { (bucket, files) throws(StoreError) in
-            let expected = byBucket.removeValue(forKey: bucket) ?? []
-            try compare(files, with: expected.map { sorted[$0] }, into: &problems)
+            try compare(files, with: try entries(byBucket.removeValue(forKey: bucket) ?? []), into: &problems)
             done += 1
             progress?(done, buckets.count)
         }
         // Entries of buckets without a folder: their files are all missing.
-        for ordinals in byBucket.values {
-            try compare([], with: ordinals.map { sorted[$0] }, into: &problems)
+        for places in byBucket.values {
+            try compare([], with: try entries(places), into: &problems)
         }
         let journalExists = try journal.exists
         let temporaries = try fileSystem.entries(ofFolder: path(FileNames.temporary)) ?? []
