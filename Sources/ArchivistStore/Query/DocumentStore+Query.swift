@@ -76,6 +76,7 @@ extension DocumentStore {
     public func count(matching filter: Filter) throws(StoreError) -> (count: Int, scannedPaths: [String]) {
         let needed = QueryIndex.neededPaths(filter: filter, textSearch: schema.textSearch)
         let counted = try fromSegments(needed) { (segments) throws(SnapshotDamage) -> Int? in
+            if let count = try segments.snapshot.countOfRange(filter) { return count + segments.tail.matching(filter).count }
             guard let matches = try segments.snapshot.matching(filter) else { return nil }
             return matches.count + segments.tail.matching(filter).count
         }

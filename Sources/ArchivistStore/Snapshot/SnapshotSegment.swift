@@ -36,7 +36,7 @@ struct SnapshotSegment {
         case .all:
             return OrdinalSet(capacity: snapshot.count, full: true)
         case .and(let filters):
-            return try combine(filters, startingFull: true) { $0.formIntersection($1) }
+            return try combine(Self.mergingConditions(filters), startingFull: true) { $0.formIntersection($1) }
         case .or(let filters):
             return try combine(filters, startingFull: false) { $0.formUnion($1) }
         case .nor(let filters):
@@ -46,6 +46,12 @@ struct SnapshotSegment {
         case .field(let path, let conditions):
             if path == "_id" { return try idMatches(conditions) }
             guard let field = try snapshot.field(path), !field.hasNestedArrays else { return nil }
+            if let rows = try exactRows(conditions, in: field) {
+                // `pub_date >= 2000-01-01 and pub_date < 2001-01-01`: one run of rows, one read.
+                var result = OrdinalSet(capacity: snapshot.count)
+                for ordinal in try field.ordinals(ofRows: rows) where ordinal < UInt32(snapshot.count) { result.insert(Int(ordinal)) }
+                return result
+            }
             var result = OrdinalSet(capacity: snapshot.count, full: true)
             for condition in conditions {
                 guard let set = try matches(condition, in: field) else { return nil }
@@ -53,6 +59,27 @@ struct SnapshotSegment {
             }
             return result
         }
+    }
+
+    /// The parts of a conjunction with the conditions on the same path as one part (`pub_date >=
+    /// A and pub_date < B` is one range, not the intersection of two): the documents matching
+    /// `{p: c1} and {p: c2}` are those matching `{p: [c1, c2]}`.
+    static func mergingConditions(_ filters: [Filter]) -> [Filter] {
+        var merged: [Filter] = []
+        var positions: [String: Int] = [:]
+        for filter in filters.flatMap(conjuncts) {
+            guard case .field(let path, let conditions) = filter else {
+                merged.append(filter)
+                continue
+            }
+            if let position = positions[path], case .field(_, let earlier) = merged[position] {
+                merged[position] = .field(path, earlier + conditions)
+            } else {
+                positions[path] = merged.count
+                merged.append(filter)
+            }
+        }
+        return merged
     }
 
     /// The sets of `filters` folded into an empty or a full set by `step`; nil when one of them
@@ -147,25 +174,77 @@ struct SnapshotSegment {
         return result
     }
 
-    /// For a filter of range or equality conditions on the field a query sorts by (a field of
-    /// one value per document), the first `needed` live documents in sort order (with the row
-    /// each is met at) and how many match, found by walking the dictionary over the conditions'
-    /// rows from the end the sort starts at: the matches are never gathered, so the ten newest
-    /// since 2000 cost ten documents' rows, not a million ordinals. Nil for any other filter.
+    /// For a filter whose conditions on the field a query sorts by (a field of one value per
+    /// document) are ranges or equalities, the first `needed` live matches in sort order (with the
+    /// row each is met at) and how many match, found by walking the dictionary over those
+    /// conditions' rows from the end the sort starts at, each document tested against the rest
+    /// of the filter (`section_name = Sports and pub_date >= 2000-01-01` by date). The range is
+    /// never gathered as a set: the ten newest since 2000 cost ten documents' rows, not a million
+    /// ordinals. Nil when the filter has no such conditions or the rest cannot be answered exactly.
     func sortedRange(
         _ filter: Filter, by key: SortKey, needed: Int
     ) throws(SnapshotDamage) -> (found: [(ordinal: Int, row: Int)], total: Int, field: SnapshotField)? {
-        // The conditions of `PATH op V` or of `PATH op V and PATH op W ...`.
+        var onKey: [Condition] = []
+        var rest: [Filter] = []
+        for part in Self.conjuncts(filter) {
+            if case .field(let path, let conditions) = part, path == key.path { onKey += conditions } else { rest.append(part) }
+        }
+        guard !onKey.isEmpty, let field = try snapshot.field(key.path), let rows = try exactRows(onKey, in: field) else { return nil }
+        var others: OrdinalSet?
+        if !rest.isEmpty {
+            guard let set = try evaluate(rest.count == 1 ? rest[0] : .and(rest)) else { return nil }
+            others = set
+        }
+        func accepts(_ ordinal: Int) -> Bool { live.contains(ordinal) && (others?.contains(ordinal) ?? true) }
+        var found: [(ordinal: Int, row: Int)] = []
+        if needed > 0 {
+            try field.walkRows(in: [rows], descending: key.isDescending) { ordinal, row in
+                guard accepts(Int(ordinal)) else { return true }
+                found.append((Int(ordinal), row))
+                return found.count < needed
+            }
+        }
+        var total = try field.postingCount(ofRows: rows)
+        if (!allLive || others != nil) && !rows.isEmpty {
+            // Count the live documents of the rows that the rest of the filter accepts.
+            var accepted = live
+            if let others { accepted.formIntersection(others) }
+            total = accepted.count(of: try field.ordinals(ofRows: rows))
+        }
+        return (found, total, field)
+    }
+
+    /// How many live documents match a filter whose every condition is a range or an equality
+    /// on one field of one value per document, without reading a posting (the postings of
+    /// consecutive rows are consecutive); nil for any other filter, or when documents of the
+    /// snapshot were changed or removed after it.
+    func countOfRange(_ filter: Filter) throws(SnapshotDamage) -> Int? {
+        guard allLive else { return nil }
+        var path: String?
         var conditions: [Condition] = []
-        let parts: [Filter]
-        if case .and(let children) = filter { parts = children } else { parts = [filter] }
-        for part in parts {
-            guard case .field(let path, let more) = part, path == key.path else { return nil }
+        for part in Self.conjuncts(filter) {
+            guard case .field(let partPath, let more) = part, path == nil || path == partPath else { return nil }
+            path = partPath
             conditions += more
         }
-        guard !conditions.isEmpty, let field = try snapshot.field(key.path), !field.hasNestedArrays, !field.isArrayValued else {
+        guard let path, path != "_id", let field = try snapshot.field(path), let rows = try exactRows(conditions, in: field) else {
             return nil
         }
+        return try field.postingCount(ofRows: rows)
+    }
+
+    /// The parts of a conjunction (`and`), or the filter itself.
+    static func conjuncts(_ filter: Filter) -> [Filter] {
+        if case .and(let children) = filter { return children.flatMap(conjuncts) }
+        return [filter]
+    }
+
+    /// The one run of a field's rows whose documents are exactly those every condition holds
+    /// for: on a field of one value per document, ranges and equalities of numbers and dates.
+    /// Nil when the dictionary cannot give it so (another field or condition, strings among the
+    /// dates that a date range would have to check one by one).
+    func exactRows(_ conditions: [Condition], in field: SnapshotField) throws(SnapshotDamage) -> Range<Int>? {
+        guard !conditions.isEmpty, !field.hasNestedArrays, !field.isArrayValued else { return nil }
         var rows = 0..<field.rowCount
         for condition in conditions {
             switch condition {
@@ -180,23 +259,7 @@ struct SnapshotSegment {
             let lower = max(rows.lowerBound, range.lowerBound)
             rows = lower..<max(lower, min(rows.upperBound, range.upperBound))
         }
-        var found: [(ordinal: Int, row: Int)] = []
-        if needed > 0 {
-            try field.walkRows(in: [rows], descending: key.isDescending) { ordinal, row in
-                guard live.contains(Int(ordinal)) else { return true }
-                found.append((Int(ordinal), row))
-                return found.count < needed
-            }
-        }
-        var total = try field.postingCount(ofRows: rows)
-        if !allLive, !rows.isEmpty {
-            // Some documents were changed or removed after the snapshot: count the live ones.
-            total = 0
-            for ordinal in try field.ordinals(ofRows: rows) where ordinal < UInt32(snapshot.count) && live.contains(Int(ordinal)) {
-                total += 1
-            }
-        }
-        return (found, total, field)
+        return rows
     }
 
     private func complement(_ set: OrdinalSet?) -> OrdinalSet? {
