@@ -523,6 +523,21 @@ struct SnapshotMergeTests {
 }
 
 extension SnapshotMergeTests {
+    @Test(
+        "a first snapshot built with its text index on another thread is the one a build on one thread writes", arguments: [UInt64(5), 6])
+    func buildOnTwoThreadsEqualsBuildOnOne(seed: UInt64) throws {
+        let folder = TemporaryFolder()
+        let store = try DocumentStore(folder: folder.data, schema: .nyt, options: .init(lockTimeout: 5, mergeThreshold: 0))
+        var generator = ArticleGenerator(seed: seed)
+        for result in try store.upsert(generator.documents(700) + QueryFixture.edgeDocuments) { _ = try result.outcome.get() }
+        #expect(try store.statistics().snapshotDocuments == nil)
+        let onOneThread = try store.snapshotBytes()
+        try store.merge()
+        let written = try #require(FileManager.default.contents(atPath: folder.data + "/" + FileNames.snapshot).map { [UInt8]($0) })
+        #expect(Self.comparable(written) == Self.comparable(onOneThread))
+        try expectConsistent(store)
+    }
+
     @Test("a merge that finds the old snapshot damaged builds the new one from the log, and the writes that follow merge again")
     func mergeOverADamagedSnapshotBuildsFromTheLog() throws {
         let folder = TemporaryFolder()

@@ -36,12 +36,18 @@ extension DocumentStore {
     /// The values of `paths` for each of `entries`, read with one pass over the index file (on
     /// all cores). The caller holds the state lock, with `entries` taken from the current state.
     func readColumns(_ paths: [String], of entries: [IndexEntry], _ state: inout State) throws(StoreError) -> [String: [JSONValue?]] {
+        try readColumns(paths, of: entries, index: state.index)
+    }
+
+    /// `readColumns` of entries read from the index file at `index` (its identity and what was
+    /// read of it): safe to call from any thread while the caller holds the state lock.
+    func readColumns(_ paths: [String], of entries: [IndexEntry], index: IndexFile.Position) throws(StoreError) -> [String: [JSONValue?]] {
         let indexPath = path(FileNames.index)
         let needsFile = entries.contains { if case .indexFile = $0.fields { return true } else { return false } }
         let file = needsFile ? try fileSystem.mappedContents(of: indexPath) ?? FileBytes([]) : FileBytes([])
         if needsFile {
             // Another process may have replaced the index since it was loaded.
-            guard try fileSystem.status(of: indexPath)?.identity == state.index.identity, file.buffer.count >= state.index.consumed else {
+            guard try fileSystem.status(of: indexPath)?.identity == index.identity, file.buffer.count >= index.consumed else {
                 throw .io(path: indexPath, operation: "read", message: "the index was replaced while it was read")
             }
         }

@@ -68,12 +68,13 @@ extension DocumentStore {
                 coverage: coverage, schemaHash: schemaHash)
         } else {
             let entries = try table(try state.entries.sorted())
+            let index = state.index
+            let columns: SnapshotBuilder.Columns = { (paths, positions) throws(StoreError) in
+                try self.readColumns(paths, of: positions.count == entries.count ? entries : Array(entries[positions]), index: index)
+            }
             try SnapshotBuilder.build(
                 into: &writer, entries: entries, projection: state.projection, textSearch: schema.textSearch,
-                columns: { (paths, positions) throws(StoreError) in
-                    try self.readColumns(paths, of: positions.count == entries.count ? entries : Array(entries[positions]), &state)
-                },
-                coverage: coverage, schemaHash: schemaHash)
+                columns: columns, textColumns: columns, coverage: coverage, schemaHash: schemaHash)
         }
         try install(temporary, as: FileNames.snapshot)
         if let file = try fileSystem.mappedContentsForRandomReads(of: path(FileNames.snapshot)),
