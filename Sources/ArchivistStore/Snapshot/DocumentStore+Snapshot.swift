@@ -56,7 +56,18 @@ extension DocumentStore {
         let temporary = try temporaryPath(for: FileNames.snapshot)
         try fileSystem.write([], to: temporary)
         let fileSystem = self.fileSystem
-        var writer = SnapshotWriter { (bytes) throws(StoreError) in try fileSystem.append(bytes, to: temporary) }
+        // The writer gives a block (16 KiB) at a time: the file is appended to a MiB at a time.
+        final class Pending: @unchecked Sendable { var bytes: [UInt8] = [] }
+        let pending = Pending()
+        func flush() throws(StoreError) {
+            guard !pending.bytes.isEmpty else { return }
+            try fileSystem.append(pending.bytes, to: temporary)
+            pending.bytes.removeAll(keepingCapacity: true)
+        }
+        var writer = SnapshotWriter { (bytes) throws(StoreError) in
+            pending.bytes.append(contentsOf: bytes)
+            if pending.bytes.count >= 1 << 20 { try flush() }
+        }
         if let old = state.entries.snapshot, old.paths == state.projection.paths {
             let added = try table(try state.entries.changedEntries())
             try SnapshotMerger.merge(
@@ -76,6 +87,7 @@ extension DocumentStore {
                 into: &writer, entries: entries, projection: state.projection, textSearch: schema.textSearch,
                 columns: columns, textColumns: columns, coverage: coverage, schemaHash: schemaHash)
         }
+        try flush()
         try install(temporary, as: FileNames.snapshot)
         if let file = try fileSystem.mappedContentsForRandomReads(of: path(FileNames.snapshot)),
             let loaded = try? MappedSnapshot(SnapshotReader(file))

@@ -242,7 +242,8 @@ struct SnapshotField {
     /// `walkRows` over the rows of `ranges` only (ascending, not overlapping, none splitting a
     /// group of rows that sort equal, as `rowRangesFor` gives them).
     func walkRows(in ranges: [Range<Int>], descending: Bool, _ body: (UInt32, Int) -> Bool) throws(SnapshotDamage) {
-        var seen = [Bool](repeating: false, count: documentCount)
+        // A document of a field of one value per document is in one row: nothing to skip.
+        var seen = [Bool](repeating: false, count: isArrayValued || hasNestedArrays ? documentCount : 0)
         for range in descending ? ranges.reversed() : ranges {
             var end = descending ? range.upperBound : range.lowerBound
             while descending ? end > range.lowerBound : end < range.upperBound {
@@ -263,8 +264,11 @@ struct SnapshotField {
                     for ordinal in try ordinals(of: try row(index)) { group.append((ordinal, index)) }
                 }
                 if stop - start > 1 { group.sort { $0.ordinal < $1.ordinal } }
-                for (ordinal, index) in group where Int(ordinal) < documentCount && !seen[Int(ordinal)] {
-                    seen[Int(ordinal)] = true
+                for (ordinal, index) in group where Int(ordinal) < documentCount {
+                    if !seen.isEmpty {
+                        if seen[Int(ordinal)] { continue }
+                        seen[Int(ordinal)] = true
+                    }
                     if !body(ordinal, index) { return }
                 }
             }

@@ -1,6 +1,6 @@
 /// The container format of `index.snapshot` (`docs/FORMAT.md`, "index.snapshot"): sections of
 /// little-endian binary data, each 8-byte aligned, then the section table, the checksums of every
-/// block of the sections (64 KiB in layout 2, 1 MiB in layout 1), and a fixed footer that says what part of `index.jsonl` the file
+/// block of the sections (16 KiB in layout 2, 1 MiB in layout 1), and a fixed footer that says what part of `index.jsonl` the file
 /// covers. As an SSTable of LevelDB the file is written once, aside, and renamed into place; it is
 /// never changed after.
 ///
@@ -16,7 +16,7 @@ enum SnapshotFile {
     /// footer of a layout-2 file says its block size). A reader checks a whole block the first
     /// time it reads any byte of it: a query that reads a few bytes here and there (a binary
     /// search over the IDs, a date's dictionary rows) checks little more than it reads.
-    static let blockSize = 1 << 16
+    static let blockSize = 1 << 14
     /// The block size of layout 1, which has no field for it.
     static let layout1BlockSize = 1 << 20
     /// The block sizes a layout-2 footer may give.

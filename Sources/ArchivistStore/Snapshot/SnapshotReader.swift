@@ -35,7 +35,8 @@ final class SnapshotReader: Sendable {
     let documentBytes: Int
     /// The size of the blocks checked one at a time (the last block of a section may be shorter).
     let blockSize: Int
-    private let blockHashes: [UInt64]
+    /// Where the block checksums start in the file (checked at open with the footer).
+    private let hashesOffset: Int
     private let verified: Mutex<[Bool]>
 
     /// Checks the footer, the table and the block checksums' checksum; nothing else is read.
@@ -86,7 +87,7 @@ final class SnapshotReader: Sendable {
             }
             blockSize = size
         }
-        blockHashes = (0..<blockCount).map { reader.uint64(at: hashesOffset + $0 * 8) ?? 0 }
+        self.hashesOffset = hashesOffset
         sections = try Self.readTable(
             reader, at: tableOffset, count: sectionCount, end: tableOffset, blocks: blockCount, blockSize: blockSize)
         verified = Mutex([Bool](repeating: false, count: blockCount))
@@ -130,6 +131,11 @@ final class SnapshotReader: Sendable {
             rebasing: UnsafeRawBufferPointer(file.buffer)[(section.offset + offset)..<(section.offset + offset + count)])
     }
 
+    /// The checksum of block `index` (of the whole file's list), read where it lies.
+    private func blockHash(_ index: Int) -> UInt64 {
+        BinaryReader(buffer: UnsafeRawBufferPointer(file.buffer)).uint64(at: hashesOffset + index * 8) ?? 0
+    }
+
     /// Checks the blocks `first...last` of a section that are not checked yet.
     private func verify(_ section: SnapshotFile.Section, from first: Int, through last: Int) throws(SnapshotDamage) {
         // Most reads fall in blocks already checked: that answer costs a lock and no allocation.
@@ -143,7 +149,7 @@ final class SnapshotReader: Sendable {
         for block in pending {
             let start = section.offset + block * blockSize
             let end = min(section.offset + section.length, start + blockSize)
-            guard WordHash.hash(UnsafeRawBufferPointer(rebasing: raw[start..<end])) == blockHashes[section.firstBlock + block] else {
+            guard WordHash.hash(UnsafeRawBufferPointer(rebasing: raw[start..<end])) == blockHash(section.firstBlock + block) else {
                 throw .corrupt(section: section.kind, block: block)
             }
         }
@@ -159,7 +165,7 @@ final class SnapshotReader: Sendable {
                 let start = section.offset + block * blockSize
                 let count = min(section.offset + section.length, start + blockSize) - start
                 guard let bytes = try read(start, count), bytes.count == count else { return .unreadable("the snapshot is cut short") }
-                if WordHash.hash(bytes) != blockHashes[section.firstBlock + block] {
+                if WordHash.hash(bytes) != blockHash(section.firstBlock + block) {
                     return .corrupt(section: section.kind, block: block)
                 }
             }

@@ -1,5 +1,5 @@
 /// Assembles a snapshot file: its sections, then the section table, the block checksums and the
-/// footer (`docs/FORMAT.md`, "index.snapshot"). The bytes go to a sink a block (64 KiB) at a time,
+/// footer (`docs/FORMAT.md`, "index.snapshot"). The bytes go to a sink a block (16 KiB) at a time,
 /// so a section of any size can be streamed (`begin`, `append`, `end`) without being held whole.
 struct SnapshotWriter {
     /// Where the bytes go, in order.
