@@ -51,21 +51,17 @@ final class MappedSnapshot: Sendable {
         String(decoding: try idBytes(at: ordinal), as: UTF8.self)
     }
 
-    /// The ID of an ordinal, remembered as a hint for `ordinal(of:)`: for the few documents a
-    /// query returns, which the caller reads next.
-    func hintedID(at ordinal: Int) throws(SnapshotDamage) -> String {
+    /// The ID of an ordinal; when a query wants at most `needed` documents and that is few
+    /// (`hintLimit`), it is remembered as a hint for `ordinal(of:)`: the caller reads those
+    /// documents next.
+    func id(at ordinal: Int, hinted needed: Int) throws(SnapshotDamage) -> String {
         let id = try id(at: ordinal)
+        guard needed <= Self.hintLimit else { return id }
         hints.withLock { hints in
             if hints.count >= Self.hintLimit { hints.removeAll(keepingCapacity: true) }
             hints[id] = ordinal
         }
         return id
-    }
-
-    /// The ID of an ordinal, remembered as a hint when a query wants at most `needed` documents
-    /// and that is few (`hintLimit`).
-    func id(at ordinal: Int, hinted needed: Int) throws(SnapshotDamage) -> String {
-        needed <= Self.hintLimit ? try hintedID(at: ordinal) : try id(at: ordinal)
     }
 
     /// The ordinal of an ID (binary search over the IDs' bytes), or nil.

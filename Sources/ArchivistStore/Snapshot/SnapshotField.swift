@@ -102,13 +102,27 @@ struct SnapshotField {
 
     /// The ordinals of consecutive rows, row after row (each row's ascending), in one read.
     func ordinals(ofRows range: Range<Int>) throws(SnapshotDamage) -> UnsafeBufferPointer<UInt32> {
-        guard !range.isEmpty else { return UnsafeBufferPointer(start: nil, count: 0) }
+        let span = try postingSpan(ofRows: range)
+        guard !span.isEmpty else { return UnsafeBufferPointer(start: nil, count: 0) }
+        let bytes = try reader.bytes(of: postings, at: span.lowerBound * 4, count: span.count * 4)
+        return bytes.bindMemory(to: UInt32.self)
+    }
+
+    /// How many postings the rows of `range` hold: on a field of one value per document, how
+    /// many documents have those values.
+    func postingCount(ofRows range: Range<Int>) throws(SnapshotDamage) -> Int {
+        try postingSpan(ofRows: range).count
+    }
+
+    /// Where the postings of consecutive rows lie (the postings of consecutive rows are
+    /// consecutive), in ordinals from the start of the postings; only the first and last rows are read.
+    private func postingSpan(ofRows range: Range<Int>) throws(SnapshotDamage) -> Range<Int> {
+        guard !range.isEmpty else { return 0..<0 }
         let first = try row(range.lowerBound)
         let last = try row(range.upperBound - 1)
         let end = last.postingsStart + last.count
         guard end >= first.postingsStart else { throw .unreadable("snapshot postings out of order") }
-        let bytes = try reader.bytes(of: postings, at: first.postingsStart * 4, count: (end - first.postingsStart) * 4)
-        return bytes.bindMemory(to: UInt32.self)
+        return first.postingsStart..<end
     }
 
     // MARK: Lookups
@@ -236,53 +250,40 @@ struct SnapshotField {
 
     /// `walk`, with the row each document is met at (its sort key's row).
     func walkRows(descending: Bool, _ body: (UInt32, Int) -> Bool) throws(SnapshotDamage) {
-        try walkRows(in: [0..<rowCount], descending: descending, body)
+        try walkRows(in: 0..<rowCount, descending: descending, body)
     }
 
-    /// `walkRows` over the rows of `ranges` only (ascending, not overlapping, none splitting a
-    /// group of rows that sort equal, as `rowRangesFor` gives them).
-    func walkRows(in ranges: [Range<Int>], descending: Bool, _ body: (UInt32, Int) -> Bool) throws(SnapshotDamage) {
+    /// `walkRows` over the rows of `range` only (not splitting a group of rows that sort equal,
+    /// as `rowRangesFor` gives ranges).
+    func walkRows(in range: Range<Int>, descending: Bool, _ body: (UInt32, Int) -> Bool) throws(SnapshotDamage) {
         // A document of a field of one value per document is in one row: nothing to skip.
         var seen = [Bool](repeating: false, count: isArrayValued || hasNestedArrays ? documentCount : 0)
-        for range in descending ? ranges.reversed() : ranges {
-            var end = descending ? range.upperBound : range.lowerBound
-            while descending ? end > range.lowerBound : end < range.upperBound {
-                // A group of rows that sort equal, from `start` up to `stop`.
-                var start = end, stop = end
-                if descending {
-                    start = end - 1
-                    while start > range.lowerBound, try row(start).tiesWithPrevious { start -= 1 }
-                    stop = end
-                    end = start
-                } else {
-                    stop = end + 1
-                    while stop < range.upperBound, try row(stop).tiesWithPrevious { stop += 1 }
-                    end = stop
+        var end = descending ? range.upperBound : range.lowerBound
+        while descending ? end > range.lowerBound : end < range.upperBound {
+            // A group of rows that sort equal, from `start` up to `stop`.
+            var start = end, stop = end
+            if descending {
+                start = end - 1
+                while start > range.lowerBound, try row(start).tiesWithPrevious { start -= 1 }
+                stop = end
+                end = start
+            } else {
+                stop = end + 1
+                while stop < range.upperBound, try row(stop).tiesWithPrevious { stop += 1 }
+                end = stop
+            }
+            var group: [(ordinal: UInt32, row: Int)] = []
+            for index in start..<stop {
+                for ordinal in try ordinals(of: try row(index)) { group.append((ordinal, index)) }
+            }
+            if stop - start > 1 { group.sort { $0.ordinal < $1.ordinal } }
+            for (ordinal, index) in group where Int(ordinal) < documentCount {
+                if !seen.isEmpty {
+                    if seen[Int(ordinal)] { continue }
+                    seen[Int(ordinal)] = true
                 }
-                var group: [(ordinal: UInt32, row: Int)] = []
-                for index in start..<stop {
-                    for ordinal in try ordinals(of: try row(index)) { group.append((ordinal, index)) }
-                }
-                if stop - start > 1 { group.sort { $0.ordinal < $1.ordinal } }
-                for (ordinal, index) in group where Int(ordinal) < documentCount {
-                    if !seen.isEmpty {
-                        if seen[Int(ordinal)] { continue }
-                        seen[Int(ordinal)] = true
-                    }
-                    if !body(ordinal, index) { return }
-                }
+                if !body(ordinal, index) { return }
             }
         }
-    }
-
-    /// How many postings the rows of `range` hold (the postings of consecutive rows are
-    /// consecutive): on a field of one value per document, how many documents have those values.
-    func postingCount(ofRows range: Range<Int>) throws(SnapshotDamage) -> Int {
-        guard !range.isEmpty else { return 0 }
-        let first = try row(range.lowerBound)
-        let last = try row(range.upperBound - 1)
-        let end = last.postingsStart + last.count
-        guard end >= first.postingsStart else { throw .unreadable("snapshot postings out of order") }
-        return end - first.postingsStart
     }
 }

@@ -48,9 +48,7 @@ struct SnapshotSegment {
             guard let field = try snapshot.field(path), !field.hasNestedArrays else { return nil }
             if let rows = try exactRows(conditions, in: field) {
                 // `pub_date >= 2000-01-01 and pub_date < 2001-01-01`: one run of rows, one read.
-                var result = OrdinalSet(capacity: snapshot.count)
-                for ordinal in try field.ordinals(ofRows: rows) where ordinal < UInt32(snapshot.count) { result.insert(Int(ordinal)) }
-                return result
+                return try documents(ofRows: [rows], in: field)
             }
             var result = OrdinalSet(capacity: snapshot.count, full: true)
             for condition in conditions {
@@ -153,16 +151,9 @@ struct SnapshotSegment {
                 guard Self.asksForSomeValue(condition) else { return nil }
             }
         }
-        var result = OrdinalSet(capacity: snapshot.count)
         let (ranges, exact) = try candidateRows(condition, in: field)
-        if exact {
-            // Consecutive rows have consecutive postings: a run of rows is one read (its blocks
-            // checked once), not one per row.
-            for range in ranges where !range.isEmpty {
-                for ordinal in try field.ordinals(ofRows: range) where ordinal < UInt32(snapshot.count) { result.insert(Int(ordinal)) }
-            }
-            return result
-        }
+        if exact { return try documents(ofRows: ranges, in: field) }
+        var result = OrdinalSet(capacity: snapshot.count)
         for range in ranges {
             for index in range {
                 let row = try field.row(index)
@@ -170,6 +161,16 @@ struct SnapshotSegment {
                 guard condition.holds(for: value.map { [$0] } ?? []) else { continue }
                 for ordinal in try field.ordinals(of: row) where ordinal < UInt32(snapshot.count) { result.insert(Int(ordinal)) }
             }
+        }
+        return result
+    }
+
+    /// The documents of runs of a field's rows. Consecutive rows have consecutive postings: a run
+    /// is one read (its blocks checked once), not one per row.
+    private func documents(ofRows ranges: [Range<Int>], in field: SnapshotField) throws(SnapshotDamage) -> OrdinalSet {
+        var result = OrdinalSet(capacity: snapshot.count)
+        for range in ranges where !range.isEmpty {
+            for ordinal in try field.ordinals(ofRows: range) where ordinal < UInt32(snapshot.count) { result.insert(Int(ordinal)) }
         }
         return result
     }
@@ -198,7 +199,7 @@ struct SnapshotSegment {
         func accepts(_ ordinal: Int) -> Bool { live.contains(ordinal) && (others?.contains(ordinal) ?? true) }
         var found: [(ordinal: Int, row: Int)] = []
         if needed > 0 {
-            try field.walkRows(in: [rows], descending: key.isDescending) { ordinal, row in
+            try field.walkRows(in: rows, descending: key.isDescending) { ordinal, row in
                 guard accepts(Int(ordinal)) else { return true }
                 found.append((Int(ordinal), row))
                 return found.count < needed
