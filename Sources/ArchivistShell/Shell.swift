@@ -31,13 +31,13 @@ public final class Shell: @unchecked Sendable {
     /// `import -` has nothing of its own to read.
     public internal(set) var readsCommandsFromStandardInput = false
     /// The environment the `ARCHIVIST_*` variables are read from.
-    public let environment: [String: String]
+    public let environment: Environment
 
     /// Creates a shell over a data folder, reading its variables from `environment`.
     public init(
         dataFolder: String, format: OutputFormat? = nil, output: TextSink, errors: TextSink,
         commands: CommandTable = .standard,
-        environment: [String: String] = ProcessInfo.processInfo.environment
+        environment: Environment = .process
     ) {
         self.dataFolder = dataFolder
         self.environment = environment

@@ -383,6 +383,25 @@ extension SnapshotCheckTests {
         #expect(problems.contains { $0.kind == .damagedSnapshot && $0.detail.contains("differs from the log") }, "\(problems)")
     }
 
+    @Test("repair writes the snapshot again when it was deleted by hand, and answers stay the same")
+    func repairRebuildsADeletedSnapshot() throws {
+        let folder = TemporaryFolder()
+        let store = try Self.store(folder)
+        for n in 0..<6 { try store.put(try json(#"{"section_name": "S\#(n % 2)"}"#), id: "d\(n)") }
+        #expect(try store.statistics().snapshotDocuments == 6)
+        try FileManager.default.removeItem(atPath: folder.data + "/" + FileNames.snapshot)
+        let reopened = try Self.store(folder)
+        #expect(try reopened.statistics().snapshotDocuments == nil)
+        #expect(try reopened.count(matching: ["section_name": "S1"]).count == 3)
+        let report = try reopened.repair()
+        #expect(report.problems.isEmpty && !report.rebuiltIndex)
+        let repaired = try Self.store(folder)
+        #expect(try repaired.statistics().snapshotDocuments == 6)
+        #expect(try repaired.statistics().changesAfterSnapshot == 0)
+        #expect(try repaired.count(matching: ["section_name": "S1"]).count == 3)
+        try expectConsistent(repaired)
+    }
+
     @Test("repair of a store whose snapshot is sound leaves it sound")
     func repairWithASoundSnapshot() throws {
         let folder = TemporaryFolder()
@@ -576,8 +595,11 @@ extension SnapshotMergeTests {
 @Suite("snapshot streaming")
 struct SnapshotStreamingTests {
     @Test(
-        "a section of several blocks, appended in uneven pieces, reads back whole with every block checked (layouts 1 and 2)",
-        arguments: [(UInt32(1), SnapshotFile.layout1BlockSize), (SnapshotFile.version, SnapshotFile.blockSize)])
+        "a section of several blocks, appended in uneven pieces, reads back whole with every block checked (layouts 1, 2 and 3)",
+        arguments: [
+            (UInt32(1), SnapshotFile.layout1BlockSize), (UInt32(2), SnapshotFile.layout2BlockSize),
+            (SnapshotFile.version, SnapshotFile.blockSize),
+        ])
     func sectionsOfSeveralBlocks(layout: UInt32, blockSize: Int) throws {
         let size = blockSize * 2 + blockSize / 2 + 3
         var generator = SplitMix64(state: 5)
@@ -630,9 +652,69 @@ struct SnapshotStreamingTests {
         let footer = bytes.count - SnapshotFile.footerSize
         withUnsafeBytes(of: UInt64(size).littleEndian) { bytes.replaceSubrange((footer + 104)..<(footer + 112), with: $0) }
         let tableOffset = Int(bytes[(footer + 16)..<(footer + 24)].reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
-        let hash = WordHash.hash(Array(bytes[tableOffset..<(bytes.count - 8)]))
+        let hash = Array(bytes[tableOffset..<(bytes.count - 8)]).withUnsafeBytes { WordHash.checksum(layout: SnapshotFile.version, $0) }
         withUnsafeBytes(of: hash.littleEndian) { bytes.replaceSubrange((bytes.count - 8)..<bytes.count, with: $0) }
         #expect(throws: SnapshotDamage.unreadable("snapshot block size \(size) out of range")) { _ = try SnapshotReader(FileBytes(bytes)) }
+    }
+
+    @Test("layout 3 checks a run of block checksums when a block it covers is first read, not at open")
+    func runsOfBlockChecksumsAreCheckedWhenUsed() throws {
+        let blockSize = SnapshotFile.blockSize
+        let runs = 2
+        let size = blockSize * SnapshotFile.hashesPerRun * (runs - 1) + 5 * blockSize
+        var generator = SplitMix64(state: 9)
+        var body: [UInt8] = []
+        body.reserveCapacity(size)
+        while body.count < size { withUnsafeBytes(of: generator.next()) { body.append(contentsOf: $0) } }
+        body.removeLast(body.count - size)
+        let bytes = try SnapshotWriter.bytes { (writer) throws(StoreError) in
+            try writer.add(.termHeap, body)
+            try writer.finish(
+                documentCount: 0, documentBytes: 0, coverage: SnapshotFile.Coverage(identity: 1, offset: 0, lines: 0, tailHash: 0),
+                schemaHash: 7, createdAt: .now())
+        }
+        let footer = bytes.count - SnapshotFile.footerSize
+        func word(_ at: Int) -> Int { Int(bytes[(footer + at)..<(footer + at + 8)].reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }) }
+        let hashesOffset = word(24)
+        #expect(word(32) == SnapshotFile.hashesPerRun * (runs - 1) + 5)
+        #expect(hashesOffset >= 8 + size && word(16) == hashesOffset + word(32) * 8, "the block checksums come before the table")
+        #expect(
+            try SnapshotReader(FileBytes(bytes)).verifyAll(reading: { offset, count in Array(bytes[offset..<(offset + count)]) }) == nil)
+        // The checksum of the last block, in the second run, is damaged: the file still opens,
+        // the blocks of the first run still read, and the second run is refused where it is used.
+        var damaged = bytes
+        damaged[hashesOffset + (word(32) - 1) * 8] ^= 0x01
+        let reader = try SnapshotReader(FileBytes(damaged))
+        let section = try #require(reader.section(.termHeap))
+        #expect(Array(try reader.bytes(of: section, at: 0, count: 64)) == Array(body[0..<64]))
+        let lastRun = SnapshotFile.hashesPerRun * (runs - 1)
+        let expected = SnapshotDamage.unreadable("the checksums of blocks \(lastRun) to \(lastRun + 4) do not match theirs")
+        #expect(throws: expected) { _ = try reader.bytes(of: section, at: size - 10, count: 10) }
+        #expect(try reader.verifyAll(reading: { offset, count in Array(damaged[offset..<(offset + count)]) }) == expected)
+        // A damaged run checksum (covered by the footer's) is refused at open.
+        var runDamaged = bytes
+        runDamaged[footer - 8] ^= 0x01
+        #expect(throws: SnapshotDamage.unreadable("snapshot footer checksum mismatch")) { _ = try SnapshotReader(FileBytes(runDamaged)) }
+    }
+
+    @Test(
+        "the striped checksum changes with every single flipped bit and with the length",
+        arguments: [0, 1, 7, 8, 9, 31, 32, 33, 63, 64, 100])
+    func stripedChecksumSeesEveryBit(count: Int) {
+        var generator = SplitMix64(state: UInt64(count) + 1)
+        let bytes = (0..<count).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
+        let hash = WordHash.striped(bytes)
+        #expect(hash == WordHash.striped(bytes))
+        #expect(hash != WordHash.striped(bytes + [0]), "a zero byte more")
+        var seen: Set<UInt64> = [hash]
+        for bit in 0..<(count * 8) {
+            var flipped = bytes
+            flipped[bit / 8] ^= 1 << UInt8(bit % 8)
+            seen.insert(WordHash.striped(flipped))
+        }
+        #expect(seen.count == count * 8 + 1, "every flip gives its own checksum")
+        // Zeros of different lengths differ, as the length is in the seed.
+        #expect(WordHash.striped([UInt8](repeating: 0, count: count)) != WordHash.striped([UInt8](repeating: 0, count: count + 8)))
     }
 
     @Test("the text index read a few documents at a time is the one read all at once")

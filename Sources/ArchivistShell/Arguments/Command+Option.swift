@@ -30,7 +30,7 @@ extension Command {
             let labels = options.map { "  " + $0.label }
             let width = labels.map(\.count).max() ?? 0
             return zip(labels, options).map { label, option in
-                label.padding(toLength: width + gap, withPad: " ", startingAt: 0) + option.help + "\n"
+                label + String(repeating: " ", count: width + gap - label.count) + option.help + "\n"
             }.joined()
         }
     }

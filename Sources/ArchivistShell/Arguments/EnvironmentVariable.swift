@@ -18,7 +18,7 @@ public enum EnvironmentVariable: String, CaseIterable, Sendable {
     public var name: String { rawValue }
 
     /// The variable's value as a path: nil when it is unset; an empty value is an error.
-    public func path(in environment: [String: String]) throws(ShellError) -> String? {
+    public func path(in environment: Environment) throws(ShellError) -> String? {
         guard let text = environment[name] else { return nil }
         guard !text.isEmpty else {
             throw .usage("\(name) is empty; give \(self == .data ? "a folder" : "a file") or unset it", command: nil)
@@ -27,7 +27,7 @@ public enum EnvironmentVariable: String, CaseIterable, Sendable {
     }
 
     /// The variable's value as seconds (a number, 0 or more): nil when it is unset.
-    public func seconds(in environment: [String: String]) throws(ShellError) -> Double? {
+    public func seconds(in environment: Environment) throws(ShellError) -> Double? {
         guard let text = environment[name] else { return nil }
         guard let seconds = Double(seconds: text) else {
             throw .usage("\(name) takes a number of seconds, not '\(text)'", command: nil)

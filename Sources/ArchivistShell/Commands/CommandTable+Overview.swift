@@ -13,7 +13,7 @@ extension CommandTable {
                 """
         let width = commands.map(\.name.count).max() ?? 0
         for command in commands {
-            text += "  " + command.name.padding(toLength: width + 2, withPad: " ", startingAt: 0) + command.summary + "\n"
+            text += "  " + command.name + String(repeating: " ", count: width + 2 - command.name.count) + command.summary + "\n"
         }
         text +=
             "\nglobal options:\n" + GlobalOption.helpList + """

@@ -39,7 +39,7 @@ public struct Renderer: Sendable {
 
     /// The width of the terminal on `descriptor`: `COLUMNS`, else the terminal's, else 80.
     public static func terminalWidth(of descriptor: Int32) -> Int {
-        if let columns = ProcessInfo.processInfo.environment["COLUMNS"].flatMap(Int.init), columns > 0 { return columns }
+        if let columns = Environment.process["COLUMNS"].flatMap(Int.init), columns > 0 { return columns }
         var size = winsize()
         if ioctl(descriptor, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 { return Int(size.ws_col) }
         return 80

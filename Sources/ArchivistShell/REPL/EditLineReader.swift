@@ -148,7 +148,7 @@ public final class EditLineReader: LineReader {
     /// The history file: `$ARCHIVIST_HISTORY` (an error when empty), else
     /// `$XDG_STATE_HOME/archivist/history`, else `~/.local/state/archivist/history`.
     public static func defaultHistoryPath(
-        environment: [String: String] = ProcessInfo.processInfo.environment
+        environment: Environment = .process
     )
         throws(ShellError) -> String?
     {

@@ -56,7 +56,7 @@ extension DocumentStore {
         let temporary = try temporaryPath(for: FileNames.snapshot)
         try fileSystem.write([], to: temporary)
         let fileSystem = self.fileSystem
-        // The writer gives a block (16 KiB) at a time: the file is appended to a MiB at a time.
+        // The writer gives a block (4 KiB) at a time: the file is appended to a MiB at a time.
         final class Pending: @unchecked Sendable { var bytes: [UInt8] = [] }
         let pending = Pending()
         func flush() throws(StoreError) {

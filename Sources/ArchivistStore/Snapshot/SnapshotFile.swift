@@ -1,26 +1,33 @@
 /// The container format of `index.snapshot` (`docs/FORMAT.md`, "index.snapshot"): sections of
-/// little-endian binary data, each 8-byte aligned, then the section table, the checksums of every
-/// block of the sections (16 KiB in layout 2, 1 MiB in layout 1), and a fixed footer that says what part of `index.jsonl` the file
-/// covers. As an SSTable of LevelDB the file is written once, aside, and renamed into place; it is
-/// never changed after.
+/// little-endian binary data, each 8-byte aligned, the checksums of every block of the sections
+/// (4 KiB in layout 3, 16 KiB in layout 2, 1 MiB in layout 1), the section table, and a fixed
+/// footer that says what part of `index.jsonl` the file covers. As an SSTable of LevelDB the file
+/// is written once, aside, and renamed into place; it is never changed after.
 ///
 /// Everything in it is derived from `index.jsonl` and the documents: deleting it changes nothing but
 /// speed. A reader trusts nothing it has not checked: the footer and the table are verified when the
-/// file is opened, each block of a section when it is first read.
+/// file is opened, each block of a section when it is first read (in layout 3, with the 4 KiB run
+/// of block checksums that holds its own, checked against the list of their checksums the footer
+/// covers).
 enum SnapshotFile {
     /// `ARCSNAP1`, little-endian: the file's first eight bytes and the footer's.
     static let magic: UInt64 = 0x3150_414E_5343_5241
-    /// The layout version this build writes. It reads this one and layout 1.
-    static let version: UInt32 = 2
+    /// The layout version this build writes. It reads this one and layouts 1 and 2.
+    static let version: UInt32 = 3
     /// Sections are verified in blocks of this many bytes in the files this build writes (the
-    /// footer of a layout-2 file says its block size). A reader checks a whole block the first
-    /// time it reads any byte of it: a query that reads a few bytes here and there (a binary
+    /// footer of a layout-2 or -3 file says its block size). A reader checks a whole block the
+    /// first time it reads any byte of it: a query that reads a few bytes here and there (a binary
     /// search over the IDs, a date's dictionary rows) checks little more than it reads.
-    static let blockSize = 1 << 14
+    static let blockSize = 1 << 12
+    /// The block size layout 2 was written with.
+    static let layout2BlockSize = 1 << 14
     /// The block size of layout 1, which has no field for it.
     static let layout1BlockSize = 1 << 20
-    /// The block sizes a layout-2 footer may give.
+    /// The block sizes a layout-2 or -3 footer may give.
     static let blockSizes = (1 << 12)...(1 << 24)
+    /// In layout 3, the block checksums are checked in runs of this many (4 KiB), each against
+    /// its own checksum in the list after the table, so an open reads none of them.
+    static let hashesPerRun = 512
     /// The footer's size in bytes.
     static let footerSize = 128
     /// A section table row's size in bytes.

@@ -17,7 +17,8 @@ enum SnapshotDamage: Error, Equatable, CustomStringConvertible {
 }
 
 /// A snapshot file's bytes (mapped), with its footer and section table checked; each block of a
-/// section is checked against its checksum the first time it is read.
+/// section is checked against its checksum the first time it is read (in layout 3, after the run
+/// of checksums that holds its own).
 final class SnapshotReader: Sendable {
     /// The file's bytes; they live as long as this reader.
     let file: FileBytes
@@ -35,11 +36,27 @@ final class SnapshotReader: Sendable {
     let documentBytes: Int
     /// The size of the blocks checked one at a time (the last block of a section may be shorter).
     let blockSize: Int
-    /// Where the block checksums start in the file (checked at open with the footer).
+    /// The file's layout version (1, 2 or 3), which decides its checksum function.
+    let layout: UInt32
+    /// Where the block checksums start in the file.
     private let hashesOffset: Int
-    private let verified: Mutex<[Bool]>
+    /// Layout 3: where the checksums of the runs of block checksums start (checked at open with
+    /// the footer); 0 in layouts 1 and 2, whose block checksums the footer's checksum covers.
+    private let runsOffset: Int
+    private let blockCount: Int
+    private let verified: Mutex<Verified>
 
-    /// Checks the footer, the table and the block checksums' checksum; nothing else is read.
+    /// The blocks and the runs of block checksums checked so far, one bit each.
+    private struct Verified {
+        var blocks: [UInt64]
+        var runs: [UInt64]
+
+        static func contains(_ bits: [UInt64], _ index: Int) -> Bool { bits[index >> 6] & (1 << UInt64(index & 63)) != 0 }
+        static func insert(_ bits: inout [UInt64], _ index: Int) { bits[index >> 6] |= 1 << UInt64(index & 63) }
+    }
+
+    /// Checks the footer, the table and the checksum of what the footer covers (in layouts 1 and
+    /// 2 every block checksum, in layout 3 one checksum per run of them); nothing else is read.
     init(_ file: FileBytes) throws(SnapshotDamage) {
         self.file = file
         let raw = UnsafeRawBufferPointer(file.buffer)
@@ -50,9 +67,9 @@ final class SnapshotReader: Sendable {
         }
         let footer = size - SnapshotFile.footerSize
         guard reader.uint64(at: footer) == SnapshotFile.magic else { throw .unreadable("no snapshot footer (the file is cut short)") }
-        guard let version = reader.uint32(at: footer + 8), version == 1 || version == SnapshotFile.version else {
+        guard let version = reader.uint32(at: footer + 8), (1...SnapshotFile.version).contains(version) else {
             throw .unreadable(
-                "snapshot layout version \(reader.uint32(at: footer + 8) ?? 0), this archivist reads 1 and \(SnapshotFile.version)")
+                "snapshot layout version \(reader.uint32(at: footer + 8) ?? 0), this archivist reads 1 to \(SnapshotFile.version)")
         }
         func word(_ at: Int) throws(SnapshotDamage) -> Int {
             guard let value = reader.uint64(at: footer + at), value <= UInt64(Int.max) else {
@@ -64,13 +81,28 @@ final class SnapshotReader: Sendable {
         let tableOffset = try word(16)
         let hashesOffset = try word(24)
         let blockCount = try word(32)
-        guard tableOffset >= 8, tableOffset <= footer, sectionCount <= (footer - tableOffset) / SnapshotFile.sectionRowSize,
-            hashesOffset == tableOffset + sectionCount * SnapshotFile.sectionRowSize,
-            blockCount <= (footer - hashesOffset) / 8, hashesOffset + blockCount * 8 == footer
-        else { throw .unreadable("snapshot table out of bounds") }
+        let sectionsEnd: Int
+        if version <= 2 {
+            guard tableOffset >= 8, tableOffset <= footer, sectionCount <= (footer - tableOffset) / SnapshotFile.sectionRowSize,
+                hashesOffset == tableOffset + sectionCount * SnapshotFile.sectionRowSize,
+                blockCount <= (footer - hashesOffset) / 8, hashesOffset + blockCount * 8 == footer
+            else { throw .unreadable("snapshot table out of bounds") }
+            sectionsEnd = tableOffset
+            runsOffset = 0
+        } else {
+            let runs = (blockCount + SnapshotFile.hashesPerRun - 1) / SnapshotFile.hashesPerRun
+            guard hashesOffset >= 8, hashesOffset <= footer, blockCount <= (footer - hashesOffset) / 8,
+                tableOffset == hashesOffset + blockCount * 8,
+                sectionCount <= (footer - tableOffset) / SnapshotFile.sectionRowSize,
+                tableOffset + sectionCount * SnapshotFile.sectionRowSize + runs * 8 == footer
+            else { throw .unreadable("snapshot table out of bounds") }
+            sectionsEnd = hashesOffset
+            runsOffset = tableOffset + sectionCount * SnapshotFile.sectionRowSize
+        }
         guard let checked = reader.bytes(at: tableOffset, count: size - 8 - tableOffset),
-            WordHash.hash(checked) == reader.uint64(at: size - 8)
+            WordHash.checksum(layout: version, checked) == reader.uint64(at: size - 8)
         else { throw .unreadable("snapshot footer checksum mismatch") }
+        layout = version
         documentCount = try word(40)
         coverage = SnapshotFile.Coverage(
             identity: reader.uint64(at: footer + 48) ?? 0, offset: try word(56),
@@ -88,9 +120,14 @@ final class SnapshotReader: Sendable {
             blockSize = size
         }
         self.hashesOffset = hashesOffset
+        self.blockCount = blockCount
         sections = try Self.readTable(
-            reader, at: tableOffset, count: sectionCount, end: tableOffset, blocks: blockCount, blockSize: blockSize)
-        verified = Mutex([Bool](repeating: false, count: blockCount))
+            reader, at: tableOffset, count: sectionCount, end: sectionsEnd, blocks: blockCount, blockSize: blockSize)
+        let runCount = (blockCount + SnapshotFile.hashesPerRun - 1) / SnapshotFile.hashesPerRun
+        verified = Mutex(
+            Verified(
+                blocks: [UInt64](repeating: 0, count: (blockCount + 63) / 64),
+                runs: [UInt64](repeating: version <= 2 ? ~0 : 0, count: (runCount + 63) / 64)))
     }
 
     private static func readTable(
@@ -131,42 +168,71 @@ final class SnapshotReader: Sendable {
             rebasing: UnsafeRawBufferPointer(file.buffer)[(section.offset + offset)..<(section.offset + offset + count)])
     }
 
-    /// The checksum of block `index` (of the whole file's list), read where it lies.
+    /// The checksum of block `index` (of the whole file's list), read where it lies; in layout 3
+    /// the run that holds it must have been checked (`checkRun`).
     private func blockHash(_ index: Int) -> UInt64 {
         BinaryReader(buffer: UnsafeRawBufferPointer(file.buffer)).uint64(at: hashesOffset + index * 8) ?? 0
+    }
+
+    /// Layout 3: checks the run of block checksums that holds block `index`'s, once.
+    private func checkRun(holding index: Int) throws(SnapshotDamage) {
+        let run = index / SnapshotFile.hashesPerRun
+        if verified.withLock({ Verified.contains($0.runs, run) }) { return }
+        let first = run * SnapshotFile.hashesPerRun
+        let count = min(SnapshotFile.hashesPerRun, blockCount - first)
+        let raw = UnsafeRawBufferPointer(file.buffer)
+        let start = hashesOffset + first * 8
+        let expected = BinaryReader(buffer: raw).uint64(at: runsOffset + run * 8) ?? 0
+        guard WordHash.striped(UnsafeRawBufferPointer(rebasing: raw[start..<(start + count * 8)])) == expected else {
+            throw .unreadable("the checksums of blocks \(first) to \(first + count - 1) do not match theirs")
+        }
+        verified.withLock { Verified.insert(&$0.runs, run) }
     }
 
     /// Checks the blocks `first...last` of a section that are not checked yet.
     private func verify(_ section: SnapshotFile.Section, from first: Int, through last: Int) throws(SnapshotDamage) {
         // Most reads fall in blocks already checked: that answer costs a lock and no allocation.
+        let base = section.firstBlock
         let allChecked = verified.withLock { done in
-            for block in first...last where !done[section.firstBlock + block] { return false }
+            for block in first...last where !Verified.contains(done.blocks, base + block) { return false }
             return true
         }
         if allChecked { return }
-        let pending = verified.withLock { done in (first...last).filter { !done[section.firstBlock + $0] } }
+        let pending = verified.withLock { done in (first...last).filter { !Verified.contains(done.blocks, base + $0) } }
         let raw = UnsafeRawBufferPointer(file.buffer)
         for block in pending {
+            if layout > 2 { try checkRun(holding: base + block) }
             let start = section.offset + block * blockSize
             let end = min(section.offset + section.length, start + blockSize)
-            guard WordHash.hash(UnsafeRawBufferPointer(rebasing: raw[start..<end])) == blockHash(section.firstBlock + block) else {
+            guard WordHash.checksum(layout: layout, UnsafeRawBufferPointer(rebasing: raw[start..<end])) == blockHash(base + block)
+            else {
                 throw .corrupt(section: section.kind, block: block)
             }
         }
-        verified.withLock { done in for block in pending { done[section.firstBlock + block] = true } }
+        verified.withLock { done in for block in pending { Verified.insert(&done.blocks, base + block) } }
     }
 
     /// Checks every block of every section against bytes `read` gives (offset, count in the
     /// file) rather than through the mapping, so a check of a large snapshot does not keep the
     /// whole file in memory; nil from `read` means the file is shorter.
     func verifyAll(reading read: (_ offset: Int, _ count: Int) throws(StoreError) -> [UInt8]?) throws(StoreError) -> SnapshotDamage? {
+        // A MiB (or a block, when blocks are larger) at a time: one read for many small blocks.
+        let blocksPerRead = max(1, (1 << 20) / blockSize)
         for section in sections where section.length > 0 {
-            for block in 0..<section.blockCount(blockSize: blockSize) {
-                let start = section.offset + block * blockSize
-                let count = min(section.offset + section.length, start + blockSize) - start
+            let blocks = section.blockCount(blockSize: blockSize)
+            for firstBlock in stride(from: 0, to: blocks, by: blocksPerRead) {
+                let start = section.offset + firstBlock * blockSize
+                let count = min(section.offset + section.length, start + blocksPerRead * blockSize) - start
                 guard let bytes = try read(start, count), bytes.count == count else { return .unreadable("the snapshot is cut short") }
-                if WordHash.hash(bytes) != blockHash(section.firstBlock + block) {
-                    return .corrupt(section: section.kind, block: block)
+                for block in firstBlock..<min(blocks, firstBlock + blocksPerRead) {
+                    if layout > 2 {
+                        do throws(SnapshotDamage) { try checkRun(holding: section.firstBlock + block) } catch { return error }
+                    }
+                    let from = (block - firstBlock) * blockSize
+                    let hash = bytes.withUnsafeBytes { raw in
+                        WordHash.checksum(layout: layout, UnsafeRawBufferPointer(rebasing: raw[from..<min(count, from + blockSize)]))
+                    }
+                    if hash != blockHash(section.firstBlock + block) { return .corrupt(section: section.kind, block: block) }
                 }
             }
         }

@@ -1,5 +1,7 @@
-/// Assembles a snapshot file: its sections, then the section table, the block checksums and the
-/// footer (`docs/FORMAT.md`, "index.snapshot"). The bytes go to a sink a block (16 KiB) at a time,
+/// Assembles a snapshot file: its sections, then the block checksums, the section table, the
+/// checksums of the block checksums' runs and the footer (`docs/FORMAT.md`, "index.snapshot";
+/// layouts 1 and 2 put the table before the block checksums and have no runs). The bytes go to a
+/// sink a block (4 KiB) at a time,
 /// so a section of any size can be streamed (`begin`, `append`, `end`) without being held whole.
 struct SnapshotWriter {
     /// Where the bytes go, in order.
@@ -18,13 +20,14 @@ struct SnapshotWriter {
     /// The open section: its kind, field, offset and first block, and where its current block starts.
     private var open: (kind: SnapshotFile.SectionKind, field: UInt32, offset: Int, firstBlock: Int, blockStart: Int)?
 
-    /// A writer giving its bytes to `sink`, the file's leading magic first. `layout` 1 (1 MiB
-    /// blocks, no block size in the footer) is written only by tests of reading old files.
+    /// A writer giving its bytes to `sink`, the file's leading magic first. Layouts 1 (1 MiB
+    /// blocks, no block size in the footer) and 2 (16 KiB blocks, one chain of checksum steps)
+    /// are written only by tests of reading old files.
     init(layout: UInt32 = SnapshotFile.version, sink: @escaping Sink) {
-        precondition(layout == 1 || layout == SnapshotFile.version, "unknown snapshot layout \(layout)")
+        precondition((1...SnapshotFile.version).contains(layout), "unknown snapshot layout \(layout)")
         self.sink = sink
         self.layout = layout
-        blockSize = layout == 1 ? SnapshotFile.layout1BlockSize : SnapshotFile.blockSize
+        blockSize = [1: SnapshotFile.layout1BlockSize, 2: SnapshotFile.layout2BlockSize][layout] ?? SnapshotFile.blockSize
         pending.append(SnapshotFile.magic)
     }
 
@@ -56,7 +59,7 @@ struct SnapshotWriter {
             pending.append(contentsOf: bytes[start..<end])
             start = end
             if offset - section.blockStart == blockSize {
-                blockHashes.append(pending.bytes.withUnsafeBytes { WordHash.hash($0) })
+                blockHashes.append(pending.bytes.withUnsafeBytes { WordHash.checksum(layout: layout, $0) })
                 try flush()
                 section.blockStart = offset
             }
@@ -73,7 +76,7 @@ struct SnapshotWriter {
     mutating func end() throws(StoreError) {
         guard let section = open else { preconditionFailure("no snapshot section is open") }
         if offset > section.blockStart {
-            blockHashes.append(pending.bytes.withUnsafeBytes { WordHash.hash($0) })
+            blockHashes.append(pending.bytes.withUnsafeBytes { WordHash.checksum(layout: layout, $0) })
         }
         sections.append(
             SnapshotFile.Section(
@@ -91,7 +94,8 @@ struct SnapshotWriter {
         try sink(bytes)
     }
 
-    /// Writes the table, the block checksums and the footer.
+    /// Writes the block checksums, the table, the runs' checksums and the footer (layouts 1 and
+    /// 2: the table, the block checksums and the footer).
     mutating func finish(
         documentCount: Int, documentBytes: Int, coverage: SnapshotFile.Coverage, schemaHash: UInt64,
         createdAt: Timestamp
@@ -99,17 +103,39 @@ struct SnapshotWriter {
         precondition(open == nil, "a snapshot section is still open")
         pending.align(to: 8)
         try flush()
-        let tableOffset = offset
-        var tail = BinaryWriter()
+        var table = BinaryWriter()
         for section in sections {
-            tail.append(section.kind)
-            tail.append(section.field)
-            tail.append(UInt64(section.offset))
-            tail.append(UInt64(section.length))
-            tail.append(UInt64(section.firstBlock))
+            table.append(section.kind)
+            table.append(section.field)
+            table.append(UInt64(section.offset))
+            table.append(UInt64(section.length))
+            table.append(UInt64(section.firstBlock))
         }
-        let hashesOffset = tableOffset + tail.bytes.count
-        for hash in blockHashes { tail.append(hash) }
+        var hashes = BinaryWriter()
+        for hash in blockHashes { hashes.append(hash) }
+        let tableOffset: Int
+        let hashesOffset: Int
+        var tail = BinaryWriter()
+        if layout <= 2 {
+            tableOffset = offset
+            hashesOffset = tableOffset + table.bytes.count
+            tail.append(contentsOf: table.bytes)
+            tail.append(contentsOf: hashes.bytes)
+        } else {
+            // The block checksums come first, outside what the footer's checksum covers: an open
+            // checks the table and one checksum per run of them, and each run when it is first used.
+            hashesOffset = offset
+            pending = hashes
+            try flush()
+            tableOffset = offset
+            tail.append(contentsOf: table.bytes)
+            hashes.bytes.withUnsafeBytes { raw in
+                let runBytes = SnapshotFile.hashesPerRun * 8
+                for start in stride(from: 0, to: raw.count, by: runBytes) {
+                    tail.append(WordHash.striped(UnsafeRawBufferPointer(rebasing: raw[start..<min(raw.count, start + runBytes)])))
+                }
+            }
+        }
         let footerStart = tail.bytes.count
         tail.append(SnapshotFile.magic)
         tail.append(layout)
@@ -127,7 +153,7 @@ struct SnapshotWriter {
         tail.append(UInt64(documentBytes))
         tail.append(UInt64(layout == 1 ? 0 : blockSize))
         tail.append(UInt64(0))
-        tail.append(tail.bytes.withUnsafeBytes { WordHash.hash($0) })
+        tail.append(tail.bytes.withUnsafeBytes { WordHash.checksum(layout: layout, $0) })
         precondition(tail.bytes.count - footerStart == SnapshotFile.footerSize)
         pending = tail
         try flush()

@@ -351,6 +351,10 @@ extension DocumentStore {
                         try fileSystem.removeFile(path(FileNames.snapshot))
                     }
                 }
+            } else if options.mergeThreshold > 0, state.index.lines > (state.entries.snapshot?.reader.coverage.lines ?? 0) {
+                // Nothing to fix, but the snapshot is missing (deleted by hand, say) or behind the
+                // log: repair brings it up to date, as the format document promises.
+                try self.writeSnapshot(&state)
             }
             try fileSystem.synchronizeAll(containing: folder)
             try journal.remove()
