@@ -46,6 +46,11 @@ extension Command {
         case .table, .json:
             shell.output.write(bytes: bytes)
         case .jsonl, .csv:
+            if shell.effectiveFormat == .jsonl, var line = JSONParser.compactCopy(bytes) {
+                line.append(0x0A)
+                shell.output.write(bytes: line)
+                return
+            }
             let document: JSONValue
             do throws(JSONSyntaxError) {
                 document = try JSONParser.parse(bytes)

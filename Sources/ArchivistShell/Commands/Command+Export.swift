@@ -58,8 +58,7 @@ extension Command {
         for id in ids {
             if Interruption.isRequested { break }
             do {
-                guard let document = try store.document(withID: id) else { continue }
-                var line = JSONWriter.compactBytes(document)
+                guard var line = try store.compactDocument(withID: id) else { continue }
                 line.append(0x0A)
                 sink.write(bytes: line)
                 written += 1

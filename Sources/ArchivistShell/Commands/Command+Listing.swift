@@ -27,10 +27,11 @@ extension Command {
             var documents: [JSONValue] = []
             for (printed, id) in ids.enumerated() {
                 try stopIfInterrupted(printed: printed, of: ids.count)
-                guard let document = try store.document(withID: id) else { continue }
                 if format == .jsonl {
-                    shell.output.write(bytes: JSONWriter.compactBytes(document) + [0x0A])
-                } else {
+                    guard var line = try store.compactDocument(withID: id) else { continue }
+                    line.append(0x0A)
+                    shell.output.write(bytes: line)
+                } else if let document = try store.document(withID: id) {
                     documents.append(document)
                 }
             }

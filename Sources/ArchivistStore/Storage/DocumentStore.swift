@@ -201,6 +201,15 @@ public final class DocumentStore: Sendable {
         return try parsedDocument(bytes, id: id)
     }
 
+    /// A stored document as one line of compact JSON, byte for byte what
+    /// `JSONWriter.compactBytes` of `document(withID:)` gives, copied from the file without
+    /// building the value when it can be (`JSONParser.compactCopy`); nil when there is none.
+    public func compactDocument(withID id: String) throws(StoreError) -> [UInt8]? {
+        guard let bytes = try documentBytes(withID: id) else { return nil }
+        if let compact = JSONParser.compactCopy(bytes) { return compact }
+        return JSONWriter.compactBytes(try parsedDocument(bytes, id: id))
+    }
+
     /// The stored bytes of document `id`, parsed; an error names its file.
     func parsedDocument(_ bytes: [UInt8], id: String) throws(StoreError) -> JSONValue {
         do {
