@@ -12,16 +12,22 @@ public enum WordHash {
 
     /// The checksum of `bytes`, one word after another.
     public static func hash(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325 ^ UInt64(bytes.count)
-        let words = bytes.count / 8
-        var index = 0
-        while index < words {
-            hash = (hash ^ bytes.loadUnaligned(fromByteOffset: index * 8, as: UInt64.self)) &* prime
+        finish(0xcbf2_9ce4_8422_2325 ^ UInt64(bytes.count), bytes, from: 0)
+    }
+
+    /// Steps `hash` over the whole words of `bytes` from `start`, then over the bytes left as one
+    /// word, and finalizes it.
+    @inline(__always)
+    private static func finish(_ hash: UInt64, _ bytes: UnsafeRawBufferPointer, from start: Int) -> UInt64 {
+        var hash = hash
+        var at = start
+        while at + 8 <= bytes.count {
+            hash = (hash ^ bytes.loadUnaligned(fromByteOffset: at, as: UInt64.self)) &* prime
             hash ^= hash >> 29
-            index += 1
+            at += 8
         }
         var rest: UInt64 = 0
-        for (shift, position) in ((words * 8)..<bytes.count).enumerated() {
+        for (shift, position) in (at..<bytes.count).enumerated() {
             rest |= UInt64(bytes[position]) << (8 * UInt64(shift))
         }
         hash = (hash ^ rest) &* prime
@@ -61,22 +67,7 @@ public enum WordHash {
         }
         // Each lane is mixed before the next is added: folded by a plain step, the same bit of
         // two lanes would cancel out.
-        var hash = mix(mix(mix(mix(a) ^ b) ^ c) ^ d)
-        var at = stripes * 32
-        while at + 8 <= bytes.count {
-            hash = (hash ^ bytes.loadUnaligned(fromByteOffset: at, as: UInt64.self)) &* prime
-            hash ^= hash >> 29
-            at += 8
-        }
-        var rest: UInt64 = 0
-        for (shift, position) in (at..<bytes.count).enumerated() {
-            rest |= UInt64(bytes[position]) << (8 * UInt64(shift))
-        }
-        hash = (hash ^ rest) &* prime
-        hash ^= hash >> 33
-        hash &*= 0xff51_afd7_ed55_8ccd
-        hash ^= hash >> 33
-        return hash
+        return finish(mix(mix(mix(mix(a) ^ b) ^ c) ^ d), bytes, from: stripes * 32)
     }
 
     /// MurmurHash3's 64-bit finalizer: every input bit changes about half the output bits.
