@@ -147,8 +147,10 @@ def binaries(scratch_path, skip_build, products, network=False):
 
 
 def work_folder(prefix, parent, needed):
-    """A fresh temporary folder in `parent` (None: the system temp folder); exits 1 when its file
-    system has less than 1.2 x `needed` bytes free."""
+    """A fresh temporary folder in `parent` (None: the system temp folder; created when missing);
+    exits 1 when its file system has less than 1.2 x `needed` bytes free."""
+    if parent:
+        Path(parent).mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
     free = shutil.disk_usage(work).free
     if free < needed * 1.2:
