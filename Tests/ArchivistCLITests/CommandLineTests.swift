@@ -844,6 +844,18 @@ struct CommandLineTests {
         #expect(result.stdoutLines == ["_id,n,none,tags,title", #"c1,5,,"[""x"",""y""]","a, ""quoted"" title""#])
     }
 
+    @Test("get of a document file that is not JSON fails with one line naming the file, in jsonl and csv", arguments: ["jsonl", "csv"])
+    func getOfABrokenDocumentNamesItsFile(format: String) throws {
+        #expect(try sandbox.run(["put", "cut", #"{"v": 1}"#]).status == 0)
+        let relative = FileNames.documentPath(for: "cut")
+        try sandbox.write(Array(#"{"_id": "cut", "v": 1"#.utf8), to: sandbox.path(relative))
+        let result = try sandbox.run(["--format", format, "get", "cut"])
+        #expect(result.status == 1, "\(result)")
+        #expect(result.stdoutText.isEmpty)
+        let lines = result.stderrText.split(separator: "\n")
+        #expect(lines.count == 1 && lines[0].contains(relative), "\(result.stderrText)")
+    }
+
     @Test("import prints its counts in every format")
     func importCountsInEachFormat() throws {
         let path = CLI.fixture("documents-array.json")

@@ -45,21 +45,10 @@ extension Command {
         switch shell.effectiveFormat {
         case .table, .json:
             shell.output.write(bytes: bytes)
-        case .jsonl, .csv:
-            if shell.effectiveFormat == .jsonl, var line = JSONParser.compactCopy(bytes) {
-                line.append(0x0A)
-                shell.output.write(bytes: line)
-                return
-            }
-            let document: JSONValue
-            do throws(JSONSyntaxError) {
-                document = try JSONParser.parse(bytes)
-            } catch {
-                throw StoreError.invalidJSON(path: store.folder + "/" + FileNames.documentPath(for: id), error: error)
-            }
-            if shell.effectiveFormat == .jsonl {
-                shell.output.write(bytes: JSONWriter.compactBytes(document) + [0x0A])
-            } else if case .object(let members) = document {
+        case .jsonl:
+            shell.output.write(bytes: try store.compactDocument(bytes, id: id) + [0x0A])
+        case .csv:
+            if case .object(let members) = try store.parsedDocument(bytes, id: id) {
                 shell.renderer.render(list: [Record(members.map { ($0.key, $0.value) })], to: shell.output)
             }
         }

@@ -28,6 +28,18 @@ enum SnapshotFile {
     /// In layout 3, the block checksums are checked in runs of this many (4 KiB), each against
     /// its own checksum in the list after the table, so an open reads none of them.
     static let hashesPerRun = 512
+
+    /// How many runs of block checksums `blocks` checksums make in layout 3.
+    static func runCount(blocks: Int) -> Int { (blocks + hashesPerRun - 1) / hashesPerRun }
+
+    /// The block size a writer of `layout` uses (the footer of layouts 2 and 3 records it).
+    static func blockSize(writtenIn layout: UInt32) -> Int {
+        switch layout {
+        case 1: return layout1BlockSize
+        case 2: return layout2BlockSize
+        default: return blockSize
+        }
+    }
     /// The footer's size in bytes.
     static let footerSize = 128
     /// A section table row's size in bytes.

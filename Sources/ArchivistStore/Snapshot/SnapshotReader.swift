@@ -46,13 +46,10 @@ final class SnapshotReader: Sendable {
     private let blockCount: Int
     private let verified: Mutex<Verified>
 
-    /// The blocks and the runs of block checksums checked so far, one bit each.
+    /// The blocks and the runs of block checksums checked so far.
     private struct Verified {
-        var blocks: [UInt64]
-        var runs: [UInt64]
-
-        static func contains(_ bits: [UInt64], _ index: Int) -> Bool { bits[index >> 6] & (1 << UInt64(index & 63)) != 0 }
-        static func insert(_ bits: inout [UInt64], _ index: Int) { bits[index >> 6] |= 1 << UInt64(index & 63) }
+        var blocks: OrdinalSet
+        var runs: OrdinalSet
     }
 
     /// Checks the footer, the table and the checksum of what the footer covers (in layouts 1 and
@@ -90,7 +87,7 @@ final class SnapshotReader: Sendable {
             sectionsEnd = tableOffset
             runsOffset = 0
         } else {
-            let runs = (blockCount + SnapshotFile.hashesPerRun - 1) / SnapshotFile.hashesPerRun
+            let runs = SnapshotFile.runCount(blocks: blockCount)
             guard hashesOffset >= 8, hashesOffset <= footer, blockCount <= (footer - hashesOffset) / 8,
                 tableOffset == hashesOffset + blockCount * 8,
                 sectionCount <= (footer - tableOffset) / SnapshotFile.sectionRowSize,
@@ -123,11 +120,11 @@ final class SnapshotReader: Sendable {
         self.blockCount = blockCount
         sections = try Self.readTable(
             reader, at: tableOffset, count: sectionCount, end: sectionsEnd, blocks: blockCount, blockSize: blockSize)
-        let runCount = (blockCount + SnapshotFile.hashesPerRun - 1) / SnapshotFile.hashesPerRun
+        // Layouts 1 and 2 have no runs: the footer's checksum covered every block checksum.
         verified = Mutex(
             Verified(
-                blocks: [UInt64](repeating: 0, count: (blockCount + 63) / 64),
-                runs: [UInt64](repeating: version <= 2 ? ~0 : 0, count: (runCount + 63) / 64)))
+                blocks: OrdinalSet(capacity: blockCount),
+                runs: OrdinalSet(capacity: SnapshotFile.runCount(blocks: blockCount), full: version <= 2)))
     }
 
     private static func readTable(
@@ -177,7 +174,7 @@ final class SnapshotReader: Sendable {
     /// Layout 3: checks the run of block checksums that holds block `index`'s, once.
     private func checkRun(holding index: Int) throws(SnapshotDamage) {
         let run = index / SnapshotFile.hashesPerRun
-        if verified.withLock({ Verified.contains($0.runs, run) }) { return }
+        if verified.withLock({ $0.runs.contains(run) }) { return }
         let first = run * SnapshotFile.hashesPerRun
         let count = min(SnapshotFile.hashesPerRun, blockCount - first)
         let raw = UnsafeRawBufferPointer(file.buffer)
@@ -186,7 +183,7 @@ final class SnapshotReader: Sendable {
         guard WordHash.striped(UnsafeRawBufferPointer(rebasing: raw[start..<(start + count * 8)])) == expected else {
             throw .unreadable("the checksums of blocks \(first) to \(first + count - 1) do not match theirs")
         }
-        verified.withLock { Verified.insert(&$0.runs, run) }
+        verified.withLock { $0.runs.insert(run) }
     }
 
     /// Checks the blocks `first...last` of a section that are not checked yet.
@@ -194,11 +191,11 @@ final class SnapshotReader: Sendable {
         // Most reads fall in blocks already checked: that answer costs a lock and no allocation.
         let base = section.firstBlock
         let allChecked = verified.withLock { done in
-            for block in first...last where !Verified.contains(done.blocks, base + block) { return false }
+            for block in first...last where !done.blocks.contains(base + block) { return false }
             return true
         }
         if allChecked { return }
-        let pending = verified.withLock { done in (first...last).filter { !Verified.contains(done.blocks, base + $0) } }
+        let pending = verified.withLock { done in (first...last).filter { !done.blocks.contains(base + $0) } }
         let raw = UnsafeRawBufferPointer(file.buffer)
         for block in pending {
             if layout > 2 { try checkRun(holding: base + block) }
@@ -209,7 +206,7 @@ final class SnapshotReader: Sendable {
                 throw .corrupt(section: section.kind, block: block)
             }
         }
-        verified.withLock { done in for block in pending { Verified.insert(&done.blocks, base + block) } }
+        verified.withLock { done in for block in pending { done.blocks.insert(base + block) } }
     }
 
     /// Checks every block of every section against bytes `read` gives (offset, count in the

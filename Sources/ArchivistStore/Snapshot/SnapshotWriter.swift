@@ -27,7 +27,7 @@ struct SnapshotWriter {
         precondition((1...SnapshotFile.version).contains(layout), "unknown snapshot layout \(layout)")
         self.sink = sink
         self.layout = layout
-        blockSize = [1: SnapshotFile.layout1BlockSize, 2: SnapshotFile.layout2BlockSize][layout] ?? SnapshotFile.blockSize
+        blockSize = SnapshotFile.blockSize(writtenIn: layout)
         pending.append(SnapshotFile.magic)
     }
 

@@ -206,12 +206,18 @@ public final class DocumentStore: Sendable {
     /// building the value when it can be (`JSONParser.compactCopy`); nil when there is none.
     public func compactDocument(withID id: String) throws(StoreError) -> [UInt8]? {
         guard let bytes = try documentBytes(withID: id) else { return nil }
+        return try compactDocument(bytes, id: id)
+    }
+
+    /// The stored bytes of document `id` as one line of compact JSON (see
+    /// `compactDocument(withID:)`); an error names its file.
+    public func compactDocument(_ bytes: [UInt8], id: String) throws(StoreError) -> [UInt8] {
         if let compact = JSONParser.compactCopy(bytes) { return compact }
         return JSONWriter.compactBytes(try parsedDocument(bytes, id: id))
     }
 
     /// The stored bytes of document `id`, parsed; an error names its file.
-    func parsedDocument(_ bytes: [UInt8], id: String) throws(StoreError) -> JSONValue {
+    public func parsedDocument(_ bytes: [UInt8], id: String) throws(StoreError) -> JSONValue {
         do {
             return try JSONParser.parse(bytes)
         } catch {
