@@ -28,6 +28,9 @@ public indirect enum ClientError: Error, LocalizedError, Sendable, Equatable {
     case onPage(Int, ClientError)
     /// The search was interrupted (Ctrl-C) before it finished.
     case cancelled
+    /// The day's requests are used up: `requestsToday` were counted this UTC day, `limit` allowed.
+    /// Nothing was sent.
+    case dailyLimitReached(requestsToday: Int, limit: Int)
     /// No saved search has this name.
     case unknownSearch(name: String)
     /// A file of the client's in the data folder could not be read or written.
@@ -59,6 +62,9 @@ public indirect enum ClientError: Error, LocalizedError, Sendable, Equatable {
             return "page \(page): \(error.errorDescription ?? "\(error)")"
         case .cancelled:
             return "search: interrupted"
+        case .dailyLimitReached(let count, let limit):
+            return "daily limit: \(count) API requests were sent today (UTC) and NYT allows \(limit); "
+                + "none is sent before tomorrow (UTC)"
         case .unknownSearch(let name):
             return "\(name): no saved search has this name (see `searches`)"
         case .storage(let error):
@@ -83,7 +89,7 @@ public indirect enum ClientError: Error, LocalizedError, Sendable, Equatable {
         guard !secret.isEmpty else { return self }
         let clean = KeyRedaction(key: secret)
         switch self {
-        case .missingAPIKey, .cancelled, .storage, .networkUnavailable: return self
+        case .missingAPIKey, .cancelled, .storage, .networkUnavailable, .dailyLimitReached: return self
         case .invalidRequest(let parameter, let reason): return .invalidRequest(parameter: clean(parameter), reason: clean(reason))
         case .http(let status, let fault, let url, let attempts):
             return .http(status: status, fault: clean(fault), url: clean(url), attempts: attempts)

@@ -8,6 +8,8 @@ public enum ClientFiles {
     public static let savedSearches = "searches.json"
     /// The NYT API requests per UTC day, and the time of the last one (for pacing).
     public static let apiUsage = "api-usage.json"
+    /// The Archive API months fetched: complete, partial or failed, with their counts.
+    public static let archive = "archive.json"
     /// Every side file of the client.
-    public static let all = [savedSearches, apiUsage]
+    public static let all = [savedSearches, apiUsage, archive]
 }

@@ -54,9 +54,25 @@ public protocol HTTPTransport: Sendable {
     /// Fetches `url`, waiting at most `timeout` seconds; throws `TransportFailure` when no HTTP
     /// answer came back.
     func get(_ url: URL, timeout: Double) async throws(TransportFailure) -> HTTPResponse
+
+    /// Fetches `url` as `get(_:timeout:)` does, telling `onProgress` the body's bytes received so
+    /// far and its announced length (nil when not announced) as it arrives. The default reports
+    /// once, when the whole body is there.
+    func get(
+        _ url: URL, timeout: Double, onProgress: @escaping @Sendable (_ received: Int, _ expected: Int?) -> Void
+    ) async throws(TransportFailure) -> HTTPResponse
 }
 
 extension HTTPTransport {
     /// Nothing to prepare.
     public func prepare() throws(TransportFailure) {}
+
+    /// `get(_:timeout:)`, then one report of the whole body.
+    public func get(
+        _ url: URL, timeout: Double, onProgress: @escaping @Sendable (_ received: Int, _ expected: Int?) -> Void
+    ) async throws(TransportFailure) -> HTTPResponse {
+        let response = try await get(url, timeout: timeout)
+        onProgress(response.body.count, response.body.count)
+        return response
+    }
 }

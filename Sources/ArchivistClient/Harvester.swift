@@ -42,6 +42,9 @@ public enum HarvestEvent: Sendable, Equatable {
     case splitting(range: String, hits: Int, parts: Int)
     /// A single day has more than 1,000 hits: only the first 1,000 can be fetched.
     case dayTooLarge(day: CalendarDay, hits: Int)
+    /// Every hit of a range without `q` or `fq` needs about `requests` requests, more than the
+    /// `months` Archive API requests that fetch the same articles whole.
+    case archiveIsCheaper(requests: Int, months: Int)
     /// Something the client said (pacing, retries, quota).
     case client(NYTClient.Event)
 }
@@ -125,6 +128,13 @@ public final class Harvester: Sendable {
         let label = request.from == nil && request.to == nil ? nil : Harvester.label(request)
         let response = try await fetchPage(first, run: &run, onEvent: onEvent)
         let pages = SearchRequest.pagesNeeded(forHits: response.hits)
+        if run.summary.pages == 1, request.query == nil, request.filterQuery == nil {
+            // The first answer of the run: the whole range's hits, of which pages of 10 cost one request each.
+            let months =
+                ArchiveMonth((request.to ?? CalendarDay.today).start).ordinal
+                - ArchiveMonth((request.from ?? Harvester.firstDay).start).ordinal + 1
+            if pages > months { onEvent(.archiveIsCheaper(requests: pages, months: months)) }
+        }
         if response.hits <= SearchRequest.reachableHits || response.documents.isEmpty {
             onEvent(.page(1, of: max(1, pages), range: label, documents: run.summary.fetched))
             try await fetchPages(request, from: 1, upTo: pages, range: label, run: &run, onEvent: onEvent)
@@ -168,7 +178,7 @@ public final class Harvester: Sendable {
             response = try await client.fetch(request) { event in onEvent(.client(event)) }
         } catch {
             switch error {
-            case .cancelled, .networkUnavailable: throw error  // not the page's doing
+            case .cancelled, .networkUnavailable, .dailyLimitReached: throw error  // not the page's doing
             default: throw .onPage(request.page, error)
             }
         }

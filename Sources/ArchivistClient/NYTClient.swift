@@ -2,7 +2,8 @@ import ArchivistStore
 import Foundation
 import Synchronization
 
-/// Sends Article Search requests one at a time: paced, counted, retried with backoff.
+/// Sends Article Search and Archive API requests one at a time: paced, counted, retried with
+/// backoff, and never past the daily limit.
 ///
 /// Every attempt first takes a slot from the ledger (at most one request per `pace` seconds, across
 /// processes sharing the data folder). A 429, a 408, a 5xx, a timeout, a dropped connection or
@@ -10,7 +11,9 @@ import Synchronization
 /// with jitter (the API sends no Retry-After); any other 4xx (400, 401, 403, 404) fails at once. A connection that cannot be made (refused,
 /// host not found, no network, TLS) is retried only once this client has had an answer from the
 /// server: before that it means offline, and fails at once. Waits end early when `isCancelled`
-/// turns true.
+/// turns true. When the ledger has counted `dailyLimit` requests today (UTC), no request is sent:
+/// the call fails with `ClientError.dailyLimitReached`. An Archive API body that is cut off (an
+/// HTTP 200 whose JSON ends early) is retried like a dropped connection.
 public final class NYTClient: Sendable {
     /// How the client talks to the API.
     public struct Configuration: Sendable {
@@ -28,11 +31,14 @@ public final class NYTClient: Sendable {
         public var maximumRetries: Int
         /// Seconds to wait for an answer (whole seconds, at least 1).
         public var timeout: Double
+        /// Requests allowed per UTC day (NYT allows 500); the next one is refused, not sent.
+        public var dailyLimit: Int
 
-        /// A configuration with the defaults: 12 s pace, 2 s first backoff, 5 retries, 30 s timeout.
+        /// A configuration with the defaults: 12 s pace, 2 s first backoff, 5 retries, 30 s
+        /// timeout, 500 requests a day.
         public init(
             baseURL: String = Configuration.defaultBaseURL, apiKey: String, pace: Double = 12,
-            backoff: Double = 2, maximumRetries: Int = 5, timeout: Double = 30
+            backoff: Double = 2, maximumRetries: Int = 5, timeout: Double = 30, dailyLimit: Int = 500
         ) {
             self.baseURL = baseURL
             self.apiKey = apiKey
@@ -40,6 +46,7 @@ public final class NYTClient: Sendable {
             self.backoff = backoff
             self.maximumRetries = maximumRetries
             self.timeout = timeout
+            self.dailyLimit = dailyLimit
         }
     }
 
@@ -91,6 +98,36 @@ public final class NYTClient: Sendable {
             throw .invalidRequest(parameter: "base URL", reason: "'\(configuration.baseURL)' is not an http(s) URL")
         }
         let shownURL = request.redactedURL(base: configuration.baseURL)
+        return try await perform(url, shownURL: shownURL, retryingCutOffBodies: false, onEvent: onEvent, onProgress: { _, _ in }) {
+            (response) throws(ClientError) -> SearchResponse in
+            try SearchResponse(body: response.body, source: "response from \(shownURL)")
+        }
+    }
+
+    /// Fetches every article of `month` from the Archive API in one request, retrying what can be
+    /// retried, a body cut off included. `onProgress` hears the body's bytes so far and its
+    /// announced length while it downloads.
+    public func fetchArchive(
+        _ month: ArchiveMonth, onEvent: @Sendable (Event) -> Void = { _ in },
+        onProgress: @escaping @Sendable (_ received: Int, _ expected: Int?) -> Void = { _, _ in }
+    ) async throws(ClientError) -> ArchiveResponse {
+        guard let url = month.url(base: configuration.baseURL, apiKey: configuration.apiKey) else {
+            throw .invalidRequest(parameter: "base URL", reason: "'\(configuration.baseURL)' is not an http(s) URL")
+        }
+        let shownURL = month.redactedURL(base: configuration.baseURL)
+        return try await perform(url, shownURL: shownURL, retryingCutOffBodies: true, onEvent: onEvent, onProgress: onProgress) {
+            (response) throws(ClientError) -> ArchiveResponse in
+            try ArchiveResponse(body: response.body, source: "response from \(shownURL)")
+        }
+    }
+
+    /// Sends `url` until an answer `decode` accepts, a failure that cannot be retried, or the last
+    /// retry. With `retryingCutOffBodies`, a 2xx body that is not valid JSON is retried too.
+    private func perform<Answer>(
+        _ url: URL, shownURL: String, retryingCutOffBodies: Bool, onEvent: @Sendable (Event) -> Void,
+        onProgress: @escaping @Sendable (Int, Int?) -> Void,
+        decode: (HTTPResponse) throws(ClientError) -> Answer
+    ) async throws(ClientError) -> Answer {
         do {
             try transport.prepare()  // before a slot is taken: a request that cannot be sent is not counted
         } catch {
@@ -102,12 +139,15 @@ public final class NYTClient: Sendable {
             try await takeSlot(onEvent: onEvent)
             let failure: ClientError
             let retryReason: String
-            switch await send(url, shownURL: shownURL, attempt: attempt) {
+            switch await send(url, shownURL: shownURL, attempt: attempt, onProgress: onProgress) {
             case .success(let response):
                 do {
-                    return try SearchResponse(body: response.body, source: "response from \(shownURL)")
+                    return try decode(response)
                 } catch {
-                    throw error.redacting(configuration.apiKey)
+                    let clean = error.redacting(configuration.apiKey)
+                    guard retryingCutOffBodies, case .invalidJSON(_, let syntax) = clean else { throw clean }
+                    failure = clean
+                    retryReason = "the body was cut off or is not JSON (\(syntax))"
                 }
             case .failure(let error, let retryable):
                 guard let retryable else { throw error }
@@ -131,10 +171,10 @@ public final class NYTClient: Sendable {
     }
 
     /// Sends one attempt and sorts the answer into success, retryable and final failures.
-    private func send(_ url: URL, shownURL: String, attempt: Int) async -> Attempt {
+    private func send(_ url: URL, shownURL: String, attempt: Int, onProgress: @escaping @Sendable (Int, Int?) -> Void) async -> Attempt {
         let response: HTTPResponse
         do {
-            response = try await transport.get(url, timeout: configuration.timeout)
+            response = try await transport.get(url, timeout: configuration.timeout, onProgress: onProgress)
         } catch {
             if case .unavailable(let why) = error { return .failure(.networkUnavailable(reason: why), retryable: nil) }
             let reason = redacting(error.reason)
@@ -158,7 +198,7 @@ public final class NYTClient: Sendable {
         var announced = false
         while true {
             if isCancelled() { throw .cancelled }
-            switch try ledger.reserve(at: Date(), pace: configuration.pace) {
+            switch try ledger.reserve(at: Date(), pace: configuration.pace, dailyLimit: configuration.dailyLimit) {
             case .granted(let count):
                 let level = warnedLevels.withLock { warned -> Int? in
                     guard let level = NYTClient.quotaWarningLevels.last(where: { count >= $0 }), !warned.contains(level) else { return nil }
@@ -174,6 +214,8 @@ public final class NYTClient: Sendable {
                 }
                 // `sleep` notices a cancellation within 0.1 s; the slot is asked for again after.
                 try await sleep(seconds)
+            case .limitReached(let count):
+                throw .dailyLimitReached(requestsToday: count, limit: configuration.dailyLimit)
             }
         }
     }

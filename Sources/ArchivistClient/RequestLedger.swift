@@ -4,18 +4,22 @@ import Synchronization
 
 /// Counts API requests per UTC day and spaces them out, across every process using the data folder.
 public protocol RequestLedger: Sendable {
-    /// Takes the next request slot when `pace` seconds have passed since the last request: records
-    /// the request at `now` and returns `.granted` with the day's count including it; else returns
-    /// `.wait` with the seconds left.
-    func reserve(at now: Date, pace: Double) throws(ClientError) -> LedgerSlot
+    /// Takes the next request slot when `pace` seconds have passed since the last request and
+    /// fewer than `dailyLimit` requests were counted on `now`'s UTC day: records the request at
+    /// `now` and returns `.granted` with the day's count including it. Else returns `.wait` with
+    /// the seconds left, or `.limitReached` when the day's requests are used up; neither records
+    /// anything.
+    func reserve(at now: Date, pace: Double, dailyLimit: Int) throws(ClientError) -> LedgerSlot
 }
 
-/// The answer of `RequestLedger.reserve(at:pace:)`.
+/// The answer of `RequestLedger.reserve(at:pace:dailyLimit:)`.
 public enum LedgerSlot: Sendable, Equatable {
     /// The request may go now; it is the `requestsToday`-th of this UTC day.
     case granted(requestsToday: Int)
     /// Another request went out too recently: wait this many seconds first.
     case wait(seconds: Double)
+    /// `requestsToday` requests were sent this UTC day, the daily limit: none may go before tomorrow.
+    case limitReached(requestsToday: Int)
 }
 
 /// A ledger kept in memory (for one process, or tests).
@@ -26,8 +30,8 @@ public final class MemoryRequestLedger: RequestLedger {
     public init() {}
 
     /// Reserves a slot (see `RequestLedger`).
-    public func reserve(at now: Date, pace: Double) throws(ClientError) -> LedgerSlot {
-        usage.withLock { $0.reserve(at: now, pace: pace) }
+    public func reserve(at now: Date, pace: Double, dailyLimit: Int) throws(ClientError) -> LedgerSlot {
+        usage.withLock { $0.reserve(at: now, pace: pace, dailyLimit: dailyLimit) }
     }
 }
 
@@ -49,13 +53,13 @@ public final class StoreRequestLedger: RequestLedger {
     }
 
     /// Reserves a slot (see `RequestLedger`).
-    public func reserve(at now: Date, pace: Double) throws(ClientError) -> LedgerSlot {
+    public func reserve(at now: Date, pace: Double, dailyLimit: Int) throws(ClientError) -> LedgerSlot {
         let path = store.sideFilePath(named: ClientFiles.apiUsage)
         var slot = LedgerSlot.wait(seconds: 0)
         do {
             try store.updateSideFile(named: ClientFiles.apiUsage) { (current: [UInt8]?) throws(StoreError) -> [UInt8]? in
                 var usage = try current.map { (bytes) throws(StoreError) in try Usage(bytes, path: path) } ?? Usage()
-                slot = usage.reserve(at: now, pace: pace)
+                slot = usage.reserve(at: now, pace: pace, dailyLimit: dailyLimit)
                 guard case .granted = slot else { return nil }
                 return usage.encoded()
             }
@@ -81,10 +85,14 @@ public final class StoreRequestLedger: RequestLedger {
         var lastRequest: Date?
         var perDay: [CalendarDay: Int] = [:]
 
-        /// Takes the next slot when `pace` seconds have passed since the last request (a clock set
-        /// back, `now` before the last request, grants at once), counting it on its UTC day and
-        /// keeping the last `keptDays` days; else says how long to wait and changes nothing.
-        mutating func reserve(at now: Date, pace: Double) -> LedgerSlot {
+        /// Takes the next slot when fewer than `dailyLimit` requests were counted on `now`'s UTC day
+        /// and `pace` seconds have passed since the last request (a clock set back, `now` before the
+        /// last request, grants at once), counting it on its UTC day and keeping the last
+        /// `keptDays` days; else says that the day is used up or how long to wait, and changes
+        /// nothing.
+        mutating func reserve(at now: Date, pace: Double, dailyLimit: Int) -> LedgerSlot {
+            let used = perDay[CalendarDay(now)] ?? 0
+            if used >= dailyLimit { return .limitReached(requestsToday: used) }
             if let last = lastRequest, now >= last, now.timeIntervalSince(last) < pace {
                 return .wait(seconds: pace - now.timeIntervalSince(last))
             }

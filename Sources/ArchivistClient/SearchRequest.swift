@@ -75,16 +75,7 @@ public struct SearchRequest: Sendable, Equatable {
     /// The URL under `base` (`https://api.nytimes.com`); nil when `base` is not an http(s) URL.
     /// With `apiKey` nil the key shows as `REDACTED`: the form for messages.
     public func url(base: String, apiKey: String?) -> URL? {
-        var trimmed = base
-        while trimmed.hasSuffix("/") { trimmed.removeLast() }
-        guard var components = URLComponents(string: trimmed + SearchRequest.path),
-            let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
-            components.host?.isEmpty == false, components.query == nil, components.fragment == nil
-        else { return nil }
-        components.queryItems = queryItems(apiKey: apiKey)
-        // URLComponents leaves `+`, `:` and the like as they are; a `+` would read as a space.
-        components.percentEncodedQuery = components.percentEncodedQuery?.replacingOccurrences(of: "+", with: "%2B")
-        return components.url
+        APIURL.make(base: base, path: SearchRequest.path, items: queryItems(apiKey: apiKey))
     }
 
     /// The URL as messages show it, with `api-key=REDACTED`.

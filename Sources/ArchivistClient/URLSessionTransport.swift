@@ -27,50 +27,116 @@ public final class URLSessionTransport: HTTPTransport {
 
     /// Fetches `url` with a whole-second timeout of at least 1 s (Linux truncates fractions).
     public func get(_ url: URL, timeout: Double) async throws(TransportFailure) -> HTTPResponse {
+        try await get(url, timeout: timeout, onProgress: { _, _ in })
+    }
+
+    /// Fetches `url`, telling `onProgress` the body's bytes so far as they arrive. A body larger
+    /// than `maximumBodyBytes` is cut short and fails.
+    public func get(
+        _ url: URL, timeout: Double, onProgress: @escaping @Sendable (_ received: Int, _ expected: Int?) -> Void
+    ) async throws(TransportFailure) -> HTTPResponse {
         let library = try NetworkLibrary.shared.get()
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<HTTPResponse, TransportFailure>, Never>) in
-            let context = Unmanaged.passRetained(PendingRequest(continuation)).toOpaque()
+            let context = Unmanaged.passRetained(PendingRequest(continuation, onProgress: onProgress)).toOpaque()
             url.absoluteString.withCString { text in
-                library.get(text, timeout, context) { context, status, text, body, count in
-                    // Called once, on a URLSession thread; `text` and `body` die when this returns.
-                    guard let context else { return }
-                    let pending = Unmanaged<PendingRequest>.fromOpaque(context).takeRetainedValue()
-                    pending.continuation.resume(
-                        returning: NetworkLibrary.result(status: status, text: text, body: body, count: count))
-                }
+                library.get(
+                    text, timeout, context,
+                    { context, bytes, count, expected in
+                        // Called for each piece, in order, on a URLSession thread; `bytes` dies when this returns.
+                        guard let context else { return 0 }
+                        let pending = Unmanaged<PendingRequest>.fromOpaque(context).takeUnretainedValue()
+                        return pending.append(bytes, count: count, expected: expected) ? 1 : 0
+                    },
+                    { context, status, text in
+                        // Called once, after the last piece; `text` dies when this returns.
+                        guard let context else { return }
+                        let pending = Unmanaged<PendingRequest>.fromOpaque(context).takeRetainedValue()
+                        pending.finish(status: status, text: text)
+                    })
             }
         }
         return try result.get()
     }
+
+    /// The largest body accepted: an Archive API month is at most about 100 MB.
+    public static let maximumBodyBytes = 1 << 30
 }
 
-/// A request on its way through the library: the continuation its completion resumes. Retained
-/// for the library as the context and released by the completion.
-private final class PendingRequest {
+/// A request on its way through the library: the body so far and the continuation its completion
+/// resumes. Retained for the library as the context and released by the completion.
+///
+/// `@unchecked Sendable`: the library calls `append` and then `finish` one at a time, in order
+/// (its delegate queue is serial); the lock makes that safe regardless.
+private final class PendingRequest: @unchecked Sendable {
     let continuation: CheckedContinuation<Result<HTTPResponse, TransportFailure>, Never>
+    let onProgress: @Sendable (Int, Int?) -> Void
+    private let lock = NSLock()
+    private var body: [UInt8] = []
+    private var tooLarge = false
 
-    init(_ continuation: CheckedContinuation<Result<HTTPResponse, TransportFailure>, Never>) {
+    init(
+        _ continuation: CheckedContinuation<Result<HTTPResponse, TransportFailure>, Never>,
+        onProgress: @escaping @Sendable (Int, Int?) -> Void
+    ) {
         self.continuation = continuation
+        self.onProgress = onProgress
+    }
+
+    /// Adds a piece of the body; false (stop the transfer) past `maximumBodyBytes`.
+    func append(_ bytes: UnsafePointer<UInt8>?, count: Int, expected: Int64) -> Bool {
+        let announced = expected >= 0 ? Int(clamping: expected) : nil
+        let received: Int
+        lock.lock()
+        if body.count + count > URLSessionTransport.maximumBodyBytes {
+            tooLarge = true
+            lock.unlock()
+            return false
+        }
+        if body.isEmpty, let announced, announced <= URLSessionTransport.maximumBodyBytes {
+            body.reserveCapacity(announced)  // one allocation for the whole body when its length is known
+        }
+        if let bytes, count > 0 { body.append(contentsOf: UnsafeBufferPointer(start: bytes, count: count)) }
+        received = body.count
+        lock.unlock()
+        onProgress(received, announced)
+        return true
+    }
+
+    /// Resumes the waiting request with the answer or the failure.
+    func finish(status: Int32, text: UnsafePointer<CChar>?) {
+        lock.lock()
+        let bytes = body
+        body = []
+        let overflowed = tooLarge
+        lock.unlock()
+        if overflowed {
+            continuation.resume(
+                returning: .failure(.other("the body is larger than \(URLSessionTransport.maximumBodyBytes >> 20) MiB")))
+            return
+        }
+        continuation.resume(returning: NetworkLibrary.result(status: status, text: text, body: bytes))
     }
 }
 
-/// `libArchivistNetwork.so`, loaded: the function that sends a request. Its C ABI (version 1) is
+/// `libArchivistNetwork.so`, loaded: the function that sends a request. Its C ABI (version 2) is
 /// described in `Sources/ArchivistNetwork/ArchivistNetwork.swift`.
 ///
 /// `@unchecked Sendable`: it holds a C function pointer into a library that is never unloaded,
 /// and the library is safe to call from any thread.
 struct NetworkLibrary: @unchecked Sendable {
-    /// `void (*)(void *context, int32_t status, const char *text, const uint8_t *body, intptr_t count)`.
-    typealias Completion = @convention(c) (UnsafeMutableRawPointer?, Int32, UnsafePointer<CChar>?, UnsafePointer<UInt8>?, Int) -> Void
-    /// `void archivist_network_get(const char *url, double timeout, void *context, Completion)`.
-    typealias Get = @convention(c) (UnsafePointer<CChar>, Double, UnsafeMutableRawPointer?, Completion) -> Void
+    /// `int32_t (*)(void *context, const uint8_t *bytes, intptr_t count, int64_t expected)`.
+    typealias Receive = @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<UInt8>?, Int, Int64) -> Int32
+    /// `void (*)(void *context, int32_t status, const char *text)`.
+    typealias Completion = @convention(c) (UnsafeMutableRawPointer?, Int32, UnsafePointer<CChar>?) -> Void
+    /// `void archivist_network_get(const char *url, double timeout, void *context, Receive, Completion)`.
+    typealias Get = @convention(c) (UnsafePointer<CChar>, Double, UnsafeMutableRawPointer?, Receive, Completion) -> Void
     /// `int32_t archivist_network_abi_version(void)`.
     typealias Version = @convention(c) () -> Int32
 
     /// The library's file name.
     static let fileName = "libArchivistNetwork.so"
     /// The ABI version this client speaks.
-    static let abiVersion: Int32 = 1
+    static let abiVersion: Int32 = 2
 
     /// Where the library was loaded from.
     let path: String
@@ -132,18 +198,11 @@ struct NetworkLibrary: @unchecked Sendable {
         return String(cString: text).replacingOccurrences(of: "\n", with: " ")
     }
 
-    /// What the completion's arguments say: an answer for a status >= 0, else the failure kind
-    /// (-1 cannot connect, -2 timed out, -3 connection lost, -4 other) with its reason.
-    static func result(
-        status: Int32, text: UnsafePointer<CChar>?, body: UnsafePointer<UInt8>?, count: Int
-    ) -> Result<
-        HTTPResponse, TransportFailure
-    > {
+    /// What the completion's arguments say: an answer with `body` for a status >= 0, else the
+    /// failure kind (-1 cannot connect, -2 timed out, -3 connection lost, -4 other) with its reason.
+    static func result(status: Int32, text: UnsafePointer<CChar>?, body: [UInt8]) -> Result<HTTPResponse, TransportFailure> {
         let text = text.map { String(cString: $0) }
-        if status >= 0 {
-            let bytes = body.map { Array(UnsafeBufferPointer(start: $0, count: count)) } ?? []
-            return .success(HTTPResponse(status: Int(status), contentType: text, body: bytes))
-        }
+        if status >= 0 { return .success(HTTPResponse(status: Int(status), contentType: text, body: body)) }
         switch status {
         case -1: return .failure(.cannotConnect(text ?? "cannot connect"))
         case -2: return .failure(.timedOut)

@@ -1,7 +1,8 @@
 import ArchivistStore
 
 // Corpora whose publication dates fall inside a chosen range. The documents are the generator's own
-// (same shapes, same IDs, same bytes apart from dates), so `next()` and `jsonLines` are unchanged.
+// (same shapes, same IDs, same bytes apart from dates; before 1981 in the print-archive shape), so
+// `next()` and `jsonLines` are unchanged.
 
 extension ArticleGenerator {
     /// The first day `corpus(count:seed:from:to:)` uses when `from` is not a valid day.
@@ -19,6 +20,13 @@ extension ArticleGenerator {
     /// `i`, so the corpus comes out in ascending date order. A document generated at midnight stays at
     /// midnight (as day-only dates did in the real archive).
     ///
+    /// A document whose new date is before 1981-01-01 (`archiveEraEnd`) takes the print-archive shape
+    /// the API serves for those years instead (see `archiveDocument(from:at:random:)`: `_id` equal to
+    /// `uri`, `pub_date` `YYYY-MM-DDT05:00:00+0000`, `section_name` `"Archives"`, `news_desk` `"None"`,
+    /// `multimedia: []`, ...), made from the same generated document (its headline, text, authors and
+    /// keywords) with draws of a stream of its own: the documents dated 1981 or later are the same,
+    /// byte for byte, whatever the range holds before 1981.
+    ///
     /// IDs are distinct within a seed; use distinct seeds for corpora that are combined. An invalid
     /// `from` or `to` falls back to `defaultFirstDay` or `defaultLastDay`, and a reversed range is
     /// swapped. The result depends only on the arguments.
@@ -31,6 +39,7 @@ extension ArticleGenerator {
         let span = (last - first) / 1000 + 86_400  // seconds in the range, the last day included
         var generator = ArticleGenerator(seed: seed)
         var times = SplitMix64(state: seed ^ 0x2545_F491_4F6C_DD1D)
+        var archive = SplitMix64(state: seed ^ 0x9FB2_1C65_1E98_DF25)
         var result: [JSONValue] = []
         result.reserveCapacity(count)
         for position in 0..<count {
@@ -42,7 +51,11 @@ extension ArticleGenerator {
             if old.utf8.count >= 19, old.utf8.dropFirst(10).starts(with: "T00:00:00".utf8) {
                 second -= (second % 86_400 + 86_400) % 86_400  // floor, also before 1970
             }
-            result.append(redate(document, from: old, to: second))
+            if second < archiveEraEnd {
+                result.append(archiveDocument(from: document, at: second, random: &archive))
+            } else {
+                result.append(redate(document, from: old, to: second))
+            }
         }
         return result
     }

@@ -19,6 +19,10 @@ import ArchivistStore
 ///
 /// Publication dates spread over 2000 to 2025 whatever the shape. Some headlines hold accented
 /// letters, curly quotes or CJK text. Within one seed every document has a distinct `_id`.
+///
+/// `corpus(count:seed:from:to:)` moves the dates into a chosen range, and gives a document dated
+/// before 1981 a fourth shape, the print archive's (`section_name` `"Archives"`, `news_desk`
+/// `"None"`, `multimedia: []`, `_id` equal to `uri`; see `archiveDocument(from:at:random:)`).
 public struct ArticleGenerator: Sendable {
     /// The seed the generator started from.
     public let seed: UInt64

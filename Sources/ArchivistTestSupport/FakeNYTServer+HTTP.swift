@@ -75,7 +75,7 @@ extension FakeNYTServer.Core {
             return
         }
         guard let fault = takeFault(recording: request) else {
-            send(answer(request.query), on: connection)
+            send(answer(to: request), on: connection)
             return
         }
         respond(to: request, with: fault, on: connection)
@@ -90,8 +90,14 @@ extension FakeNYTServer.Core {
         }
     }
 
-    /// Answers a search request as `fault` scripts: an error body, a late, cut or malformed
-    /// answer, or no answer at all.
+    /// The answer to a search or archive request that got no fault (or a fault that still answers).
+    private func answer(to request: FakeNYTServer.Request) -> FakeNYTServer.Response {
+        guard let month = FakeNYTServer.archiveMonth(ofPath: request.path) else { return answer(request.query) }
+        return archiveAnswer(month, request.query)
+    }
+
+    /// Answers a search or archive request as `fault` scripts: an error body, a late, cut or
+    /// malformed answer, or no answer at all.
     private func respond(to request: FakeNYTServer.Request, with fault: FakeNYTServer.Fault, on connection: Int32) {
         switch fault {
         case .rateLimited:
@@ -118,20 +124,25 @@ extension FakeNYTServer.Core {
             send(FakeNYTServer.Response(status: 403, contentType: "text/html", body: Array(page.utf8)), on: connection)
         case .slow(let seconds):
             guard pause(seconds) else { return }
-            send(answer(request.query), on: connection)
+            send(answer(to: request), on: connection)
         case .truncated:
-            let response = answer(request.query)
+            let response = answer(to: request)
             let half = Array(response.body.prefix(response.body.count / 2))
             _ = sendAll(response.head(contentLength: response.body.count) + half, on: connection)
             finish(connection)
         case .malformed:
-            var response = answer(request.query)
+            var response = answer(to: request)
             response.status = 200
             response.contentType = "application/json; charset=utf-8"
             response.body = Array(response.body.prefix(response.body.count / 2))
             send(response, on: connection)
         case .docsNull:
-            send(FakeNYTServer.Response.json(200, body(docs: Array("null".utf8), hits: 0, offset: 0, time: 1)), on: connection)
+            let null = Array("null".utf8)
+            let isArchive = FakeNYTServer.archiveMonth(ofPath: request.path) != nil
+            send(
+                FakeNYTServer.Response.json(
+                    200, isArchive ? archiveBody(docs: null, hits: 0) : body(docs: null, hits: 0, offset: 0, time: 1)),
+                on: connection)
         case .dropConnection:
             finish(connection)
         }
@@ -211,9 +222,10 @@ extension FakeNYTServer.Core {
 }
 
 extension FakeNYTServer {
-    /// The response to a request that is not a search (another path, or not a GET), or nil.
+    /// The response to a request that is neither a search nor an archive month (another path, or
+    /// not a GET), or nil.
     static func refusal(of request: Request) -> Response? {
-        guard request.path == searchPath else {
+        guard request.path == searchPath || archiveMonth(ofPath: request.path) != nil else {
             return notFound(request.path)
         }
         guard request.method == "GET" else {
@@ -295,7 +307,7 @@ extension FakeNYTServer {
             + Array(",\"errors\":[".utf8) + JSONWriter.compactBytes(.string(message)) + Array("]}".utf8)
     }
 
-    /// 404 for any path but the search endpoint.
+    /// 404 for any path but the search endpoint and the archive's months.
     static func notFound(_ path: String) -> Response {
         .json(404, faultBody("Resource not found: \(path)", code: "messaging.adaptors.http.flow.ApplicationNotFound"))
     }

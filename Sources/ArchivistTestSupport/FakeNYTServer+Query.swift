@@ -284,16 +284,7 @@ extension FakeNYTServer.Core {
     /// The answer to a search request that got no fault (or a fault that still answers).
     func answer(_ query: [String: String]) -> FakeNYTServer.Response {
         let started = ContinuousClock.now
-        guard let key = query["api-key"] else {
-            return .json(
-                401,
-                FakeNYTServer.faultBody(
-                    "Failed to resolve API Key variable request.queryparam.api-key",
-                    code: "steps.oauth.v2.FailedToResolveAPIKey"))
-        }
-        guard key == apiKey else {
-            return .json(401, FakeNYTServer.faultBody("Invalid ApiKey", code: "oauth.v2.InvalidApiKey"))
-        }
+        if let refusal = keyRefusal(query) { return refusal }
         let search: FakeNYTServer.SearchParameters
         do throws(FakeNYTServer.InvalidParameter) {
             search = try FakeNYTServer.SearchParameters(query)
@@ -310,6 +301,21 @@ extension FakeNYTServer.Core {
         let elapsed = ContinuousClock.now - started
         let milliseconds = Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)
         return .json(200, body(docs: docs, hits: matches.count, offset: offset, time: milliseconds))
+    }
+
+    /// The gateway's 401 for a request without `api-key` or with another key than the server's, or nil.
+    func keyRefusal(_ query: [String: String]) -> FakeNYTServer.Response? {
+        guard let key = query["api-key"] else {
+            return .json(
+                401,
+                FakeNYTServer.faultBody(
+                    "Failed to resolve API Key variable request.queryparam.api-key",
+                    code: "steps.oauth.v2.FailedToResolveAPIKey"))
+        }
+        guard key == apiKey else {
+            return .json(401, FakeNYTServer.faultBody("Invalid ApiKey", code: "oauth.v2.InvalidApiKey"))
+        }
+        return nil
     }
 
     /// `{"status":"OK","copyright":...,"response":{"docs":<docs>,"meta":{"hits":..,"offset":..,"time":..}}}`,

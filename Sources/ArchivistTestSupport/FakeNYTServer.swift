@@ -7,8 +7,9 @@ import Synchronization
 import Glibc
 #endif
 
-/// A stand-in for the NYT Article Search API v2 (`GET /svc/search/v2/articlesearch.json`) that
-/// serves a fixed corpus over real HTTP/1.1 on 127.0.0.1, for tests and for trying the tool offline.
+/// A stand-in for the NYT Article Search API v2 (`GET /svc/search/v2/articlesearch.json`) and
+/// Archive API v1 (`GET /svc/archive/v1/{year}/{month}.json`) that serves a fixed corpus over real
+/// HTTP/1.1 on 127.0.0.1, for tests and for trying the tool offline.
 ///
 /// It answers like the real API: `api-key` checked (401 with the gateway's fault body), `q` (every
 /// word, case-insensitive, in headline, abstract, snippet or lead paragraph), a small `fq` subset
@@ -18,9 +19,18 @@ import Glibc
 /// documents a page), and 400 with an `errors` body for what it does not accept. Documents are
 /// written exactly as given (compact, all keys, nulls kept).
 ///
-/// Misbehaviour is scripted with `enqueue(_:)`: each of the next search requests takes one `Fault`
-/// (429, 401, 500, an HTML 403, a slow answer, a truncated or malformed body, `docs: null`, a dropped
-/// connection). Every search request is recorded in `requests`.
+/// The archive answers a month (`2019/1.json`, the month without a leading zero) with every document
+/// whose `pub_date` falls in it (UTC), oldest first, in one body:
+/// `{"copyright":...,"response":{"docs":[...],"meta":{"hits":N}}}`. The key is checked as for search;
+/// a month outside 1...12, a year before 1851 or a month still to come is a 400 with an `errors`
+/// body, and a path that does not name a month that way a 404. September and October 1978 (the
+/// newspaper strike) are answered with the real API's bytes for them, `hits` 0 and `docs: []`,
+/// whatever the corpus holds (`strikeMonthBody`). The corpus is indexed by month as it is added, so a
+/// month is answered without going through the whole corpus.
+///
+/// Misbehaviour is scripted with `enqueue(_:)`: each of the next API requests (search or archive, in
+/// order of arrival) takes one `Fault` (429, 401, 500, an HTML 403, a slow answer, a truncated or
+/// malformed body, `docs: null`, a dropped connection). Every API request is recorded in `requests`.
 ///
 /// One thread accepts connections and one thread serves each connection; every response closes its
 /// connection (`Connection: close`). `stop()` (also run when the server is freed) shuts every socket
@@ -56,9 +66,9 @@ public final class FakeNYTServer: Sendable {
         case dropConnection
     }
 
-    /// One request received on the search endpoint.
+    /// One request received on the search or archive endpoint.
     public struct RecordedRequest: Sendable {
-        /// The path, without the query string.
+        /// The path, without the query string (`/svc/archive/v1/2019/1.json` for an archive request).
         public var path: String
         /// The query parameters, percent-decoded (`+` read as a space); a repeated name keeps its last value.
         public var query: [String: String]
@@ -92,9 +102,9 @@ public final class FakeNYTServer: Sendable {
         }
     }
 
-    /// The path of the one API endpoint.
+    /// The path of the Article Search endpoint (for the archive's, see `archivePath(year:month:)`).
     public static let searchPath = "/svc/search/v2/articlesearch.json"
-    /// The copyright line every API body carries.
+    /// The copyright line every search body carries (archive bodies carry `archiveCopyright`).
     public static let copyright = "Copyright (c) 2019 The New York Times Company. All Rights Reserved."
 
     /// The engine, shared with the threads (which must not keep the server itself alive).
@@ -119,17 +129,17 @@ public final class FakeNYTServer: Sendable {
     /// `http://127.0.0.1:<port>`.
     public var baseURL: String { "http://127.0.0.1:\(core.port)" }
 
-    /// Adds documents to the corpus; later requests see them.
+    /// Adds documents to the corpus (and to the month index of the archive); later requests see them.
     public func add(_ documents: [JSONValue]) {
         core.add(documents)
     }
 
-    /// Queues faults: each of the next requests to the search endpoint takes one, in order.
+    /// Queues faults: each of the next requests to the search or archive endpoint takes one, in order.
     public func enqueue(_ faults: [Fault]) {
         core.state.withLock { $0.faults.append(contentsOf: faults) }
     }
 
-    /// Every search request received so far, in order of arrival.
+    /// Every search and archive request received so far, in order of arrival (not those answered 404 or 405).
     public var requests: [RecordedRequest] {
         core.state.withLock { $0.requests }
     }
@@ -147,6 +157,8 @@ extension FakeNYTServer {
         /// What changes while the server runs.
         struct State: Sendable {
             var entries: [Entry] = []
+            /// The positions in `entries` of the documents of each UTC month (months since 1970).
+            var months: [Int64: MonthIndex] = [:]
             var faults: [Fault] = []
             var requests: [RecordedRequest] = []
             /// Sockets of connections being served (shut down by `stop`).
@@ -208,10 +220,14 @@ extension FakeNYTServer {
             }
         }
 
-        /// Adds documents to the corpus.
+        /// Adds documents to the corpus and files them in the month index.
         func add(_ documents: [JSONValue]) {
             let entries = documents.map(Entry.init)
-            state.withLock { $0.entries.append(contentsOf: entries) }
+            state.withLock { state in
+                let start = state.entries.count
+                state.entries.append(contentsOf: entries)
+                Core.indexMonths(entries, from: start, in: &state)
+            }
         }
 
         /// Whether `stop()` has run.

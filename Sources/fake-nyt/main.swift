@@ -6,25 +6,33 @@ import Foundation
 @preconcurrency import Glibc
 #endif
 
-// fake-nyt: the fake NYT Article Search API as a program, for trying the tool offline.
+// fake-nyt: the fake NYT Article Search and Archive APIs as a program, for trying the tool offline.
 //
 //   fake-nyt [--port N] [--docs N] [--seed S] [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--key KEY]
 //            [--envelope meta|metadata] [--fault LIST]
 //
-// Prints `listening on http://127.0.0.1:PORT` and serves until SIGINT or SIGTERM.
+// Serves GET /svc/search/v2/articlesearch.json and GET /svc/archive/v1/{year}/{month}.json from one
+// generated corpus. Prints `listening on http://127.0.0.1:PORT` and serves until SIGINT or SIGTERM.
 
 /// The usage text.
 let usage = """
     usage: fake-nyt [--port N] [--docs N] [--seed S] [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--key KEY]
                     [--envelope meta|metadata] [--fault LIST]
+
+    Serves the Article Search API (GET /svc/search/v2/articlesearch.json) and the Archive API
+    (GET /svc/archive/v1/YEAR/MONTH.json, the month without a leading zero: every document of
+    that UTC month, oldest first, in one answer; 1978/9 and 1978/10, the strike, have none) from
+    one generated corpus. Documents dated before 1981 have the print-archive shape.
+
       --port N        port on 127.0.0.1 (default 0: any free port)
       --docs N        number of generated documents (default 2000)
       --seed S        generator seed (default 1)
-      --from DAY      first publication day, YYYY-MM-DD (default 2000-01-01)
+      --from DAY      first publication day, YYYY-MM-DD, any year (default 2000-01-01)
       --to DAY        last publication day, YYYY-MM-DD (default 2025-12-31)
       --key KEY       the api-key requests must carry (default test-key)
       --envelope E    meta (2013-2024 responses) or metadata (2025 responses); default meta
-      --fault LIST    faults for the first search requests, comma-separated:
+      --fault LIST    faults for the first API requests (search or archive, in order of
+                      arrival), comma-separated:
                       429,500,401,403,slow:SECONDS,truncated,malformed,drop,docsnull
 
     """

@@ -14,7 +14,7 @@ struct OptionDeclarationTests {
     static let declaringCommands: [(Command, any CommandOptions.Type)] = [
         (.remove, Command.RemoveOption.self), (.export, Command.ExportOption.self), (.find, Command.FindOption.self),
         (.facet, Command.FacetOption.self), (.search, Command.SearchOption.self), (.searches, Command.SearchesOption.self),
-        (.refresh, Command.RefreshOption.self),
+        (.refresh, Command.RefreshOption.self), (.archive, Command.ArchiveOption.self),
     ]
 
     /// Every spelling any command or `archivist` itself declares.

@@ -96,12 +96,12 @@ func expectStorageError(naming path: String, _ operation: String, _ body: () thr
         let ledger = StoreRequestLedger(store: try folder.store())
         #expect(try StoreRequestLedgerTests.counts(ledger) == [])
         let t0 = StoreRequestLedgerTests.start
-        #expect(try ledger.reserve(at: t0, pace: 12) == .granted(requestsToday: 1))
-        #expect(try ledger.reserve(at: t0.addingTimeInterval(12), pace: 12) == .granted(requestsToday: 2))
-        #expect(try ledger.reserve(at: t0.addingTimeInterval(100), pace: 12) == .granted(requestsToday: 3))
+        #expect(try ledger.reserve(at: t0, pace: 12, dailyLimit: 500) == .granted(requestsToday: 1))
+        #expect(try ledger.reserve(at: t0.addingTimeInterval(12), pace: 12, dailyLimit: 500) == .granted(requestsToday: 2))
+        #expect(try ledger.reserve(at: t0.addingTimeInterval(100), pace: 12, dailyLimit: 500) == .granted(requestsToday: 3))
         // 2026-11-30T00:00:01Z is a new UTC day.
-        #expect(try ledger.reserve(at: utc(2026, 11, 30, 0, 0, 1), pace: 12) == .granted(requestsToday: 1))
-        #expect(try ledger.reserve(at: utc(2026, 11, 30, 9), pace: 12) == .granted(requestsToday: 2))
+        #expect(try ledger.reserve(at: utc(2026, 11, 30, 0, 0, 1), pace: 12, dailyLimit: 500) == .granted(requestsToday: 1))
+        #expect(try ledger.reserve(at: utc(2026, 11, 30, 9), pace: 12, dailyLimit: 500) == .granted(requestsToday: 2))
         #expect(try StoreRequestLedgerTests.counts(ledger) == ["2026-11-29=3", "2026-11-30=2"])
     }
 
@@ -112,12 +112,12 @@ func expectStorageError(naming path: String, _ operation: String, _ body: () thr
         let ledger = StoreRequestLedger(store: store)
         let path = store.sideFilePath(named: ClientFiles.apiUsage)
         let t0 = StoreRequestLedgerTests.start
-        #expect(try ledger.reserve(at: t0, pace: 12) == .granted(requestsToday: 1))
+        #expect(try ledger.reserve(at: t0, pace: 12, dailyLimit: 500) == .granted(requestsToday: 1))
         let before = fileBytes(path)
-        #expect(try ledger.reserve(at: t0.addingTimeInterval(5), pace: 12) == .wait(seconds: 7))
-        #expect(try ledger.reserve(at: t0.addingTimeInterval(11.5), pace: 12) == .wait(seconds: 0.5))
+        #expect(try ledger.reserve(at: t0.addingTimeInterval(5), pace: 12, dailyLimit: 500) == .wait(seconds: 7))
+        #expect(try ledger.reserve(at: t0.addingTimeInterval(11.5), pace: 12, dailyLimit: 500) == .wait(seconds: 0.5))
         #expect(fileBytes(path) == before)
-        #expect(try ledger.reserve(at: t0.addingTimeInterval(12), pace: 12) == .granted(requestsToday: 2))
+        #expect(try ledger.reserve(at: t0.addingTimeInterval(12), pace: 12, dailyLimit: 500) == .granted(requestsToday: 2))
         #expect(try StoreRequestLedgerTests.counts(ledger) == ["2026-11-29=2"])
     }
 
@@ -127,10 +127,10 @@ func expectStorageError(naming path: String, _ operation: String, _ body: () thr
         let first = StoreRequestLedger(store: try folder.store())
         let second = StoreRequestLedger(store: try folder.store())
         let t0 = StoreRequestLedgerTests.start
-        #expect(try first.reserve(at: t0, pace: 12) == .granted(requestsToday: 1))
-        #expect(try second.reserve(at: t0.addingTimeInterval(1), pace: 12) == .wait(seconds: 11))
-        #expect(try second.reserve(at: t0.addingTimeInterval(12), pace: 12) == .granted(requestsToday: 2))
-        #expect(try first.reserve(at: t0.addingTimeInterval(13), pace: 12) == .wait(seconds: 11))
+        #expect(try first.reserve(at: t0, pace: 12, dailyLimit: 500) == .granted(requestsToday: 1))
+        #expect(try second.reserve(at: t0.addingTimeInterval(1), pace: 12, dailyLimit: 500) == .wait(seconds: 11))
+        #expect(try second.reserve(at: t0.addingTimeInterval(12), pace: 12, dailyLimit: 500) == .granted(requestsToday: 2))
+        #expect(try first.reserve(at: t0.addingTimeInterval(13), pace: 12, dailyLimit: 500) == .wait(seconds: 11))
         #expect(try StoreRequestLedgerTests.counts(first) == ["2026-11-29=2"])
     }
 
@@ -139,8 +139,8 @@ func expectStorageError(naming path: String, _ operation: String, _ body: () thr
         defer { folder.remove() }
         let ledger = StoreRequestLedger(store: try folder.store())
         let t0 = StoreRequestLedgerTests.start
-        #expect(try ledger.reserve(at: t0, pace: 12) == .granted(requestsToday: 1))
-        #expect(try ledger.reserve(at: t0.addingTimeInterval(-3600), pace: 12) == .granted(requestsToday: 2))
+        #expect(try ledger.reserve(at: t0, pace: 12, dailyLimit: 500) == .granted(requestsToday: 1))
+        #expect(try ledger.reserve(at: t0.addingTimeInterval(-3600), pace: 12, dailyLimit: 500) == .granted(requestsToday: 2))
     }
 
     @Test func fileIsPrettyJSONWithLastRequestAndCountsPerDay() throws {
@@ -149,8 +149,8 @@ func expectStorageError(naming path: String, _ operation: String, _ body: () thr
         let store = try folder.store()
         let ledger = StoreRequestLedger(store: store)
         let t0 = StoreRequestLedgerTests.start
-        _ = try ledger.reserve(at: t0, pace: 1)
-        _ = try ledger.reserve(at: t0.addingTimeInterval(2.25), pace: 1)
+        _ = try ledger.reserve(at: t0, pace: 1, dailyLimit: 500)
+        _ = try ledger.reserve(at: t0.addingTimeInterval(2.25), pace: 1, dailyLimit: 500)
         let path = store.sideFilePath(named: ClientFiles.apiUsage)
         #expect(path == folder.data + "/api-usage.json")
         let bytes = try #require(fileBytes(path))
@@ -175,10 +175,10 @@ func expectStorageError(naming path: String, _ operation: String, _ body: () thr
         defer { folder.remove() }
         let ledger = StoreRequestLedger(store: try folder.store())
         let first = try #require(CalendarDay("2026-01-01"))
-        _ = try ledger.reserve(at: first.start, pace: 0)
-        _ = try ledger.reserve(at: first.adding(days: 30).start, pace: 0)
+        _ = try ledger.reserve(at: first.start, pace: 0, dailyLimit: 500)
+        _ = try ledger.reserve(at: first.adding(days: 30).start, pace: 0, dailyLimit: 500)
         #expect(try StoreRequestLedgerTests.counts(ledger) == ["2026-01-01=1", "2026-01-31=1"])
-        _ = try ledger.reserve(at: first.adding(days: 31).start, pace: 0)
+        _ = try ledger.reserve(at: first.adding(days: 31).start, pace: 0, dailyLimit: 500)
         #expect(try StoreRequestLedgerTests.counts(ledger) == ["2026-01-31=1", "2026-02-01=1"])
     }
 
@@ -189,7 +189,7 @@ func expectStorageError(naming path: String, _ operation: String, _ body: () thr
         let path = store.sideFilePath(named: ClientFiles.apiUsage)
         try writeFile(path, #"{"requests_per_day": {"2026-11-29": 448, "20261128": 3}, "last_request_at": null}"#)
         let ledger = StoreRequestLedger(store: store)
-        #expect(try ledger.reserve(at: StoreRequestLedgerTests.start, pace: 12) == .granted(requestsToday: 449))
+        #expect(try ledger.reserve(at: StoreRequestLedgerTests.start, pace: 12, dailyLimit: 500) == .granted(requestsToday: 449))
         #expect(try StoreRequestLedgerTests.counts(ledger) == ["2026-11-28=3", "2026-11-29=449"])
     }
 
@@ -210,7 +210,8 @@ func expectStorageError(naming path: String, _ operation: String, _ body: () thr
             let ledger = StoreRequestLedger(store: store)
             for attempt in 0..<2 {
                 let storeError = expectStorageError(naming: path, "reserve (attempt \(attempt + 1))") {
-                    _ = try ledger.reserve(at: StoreRequestLedgerTests.start.addingTimeInterval(Double(attempt) * 60), pace: 12)
+                    _ = try ledger.reserve(
+                        at: StoreRequestLedgerTests.start.addingTimeInterval(Double(attempt) * 60), pace: 12, dailyLimit: 500)
                 }
                 switch storeError {
                 case .invalidJSON(let errorPath, _)?, .invalidFile(let errorPath, _)?: #expect(errorPath == path)
@@ -227,18 +228,18 @@ func expectStorageError(naming path: String, _ operation: String, _ body: () thr
     @Test func countsPerUTCDayAndAsksToWaitWithinThePace() throws {
         let ledger = MemoryRequestLedger()
         let t0 = utc(2024, 2, 29, 23, 59, 50)
-        #expect(try ledger.reserve(at: t0, pace: 5) == .granted(requestsToday: 1))
-        #expect(try ledger.reserve(at: t0.addingTimeInterval(1), pace: 5) == .wait(seconds: 4))
-        #expect(try ledger.reserve(at: t0.addingTimeInterval(5), pace: 5) == .granted(requestsToday: 2))
-        #expect(try ledger.reserve(at: t0.addingTimeInterval(10), pace: 5) == .granted(requestsToday: 1))  // 2024-03-01
-        #expect(try ledger.reserve(at: t0.addingTimeInterval(10), pace: 0) == .granted(requestsToday: 2))
+        #expect(try ledger.reserve(at: t0, pace: 5, dailyLimit: 500) == .granted(requestsToday: 1))
+        #expect(try ledger.reserve(at: t0.addingTimeInterval(1), pace: 5, dailyLimit: 500) == .wait(seconds: 4))
+        #expect(try ledger.reserve(at: t0.addingTimeInterval(5), pace: 5, dailyLimit: 500) == .granted(requestsToday: 2))
+        #expect(try ledger.reserve(at: t0.addingTimeInterval(10), pace: 5, dailyLimit: 500) == .granted(requestsToday: 1))  // 2024-03-01
+        #expect(try ledger.reserve(at: t0.addingTimeInterval(10), pace: 0, dailyLimit: 500) == .granted(requestsToday: 2))
     }
 
     @Test func clockSetBackGrantsAtOnce() throws {
         let ledger = MemoryRequestLedger()
         let t0 = utc(2024, 3, 1, 12)
-        #expect(try ledger.reserve(at: t0, pace: 12) == .granted(requestsToday: 1))
-        #expect(try ledger.reserve(at: t0.addingTimeInterval(-3600), pace: 12) == .granted(requestsToday: 2))
+        #expect(try ledger.reserve(at: t0, pace: 12, dailyLimit: 500) == .granted(requestsToday: 1))
+        #expect(try ledger.reserve(at: t0.addingTimeInterval(-3600), pace: 12, dailyLimit: 500) == .granted(requestsToday: 2))
     }
 }
 

@@ -461,7 +461,7 @@ func statusStep(
             count = Mutex(start)
         }
 
-        func reserve(at now: Date, pace: Double) throws(ClientError) -> LedgerSlot {
+        func reserve(at now: Date, pace: Double, dailyLimit: Int) throws(ClientError) -> LedgerSlot {
             .granted(
                 requestsToday: count.withLock { count in
                     count += 1
@@ -490,7 +490,7 @@ func statusStep(
         let ledger = CountingLedger(start: 0)
         let transport = ScriptedTransport([statusStep(503), statusStep(429), okStep()])
         _ = try await NYTClientTests.client(transport, ledger: ledger).fetch(NYTClientTests.request)
-        #expect(try ledger.reserve(at: Date(), pace: 0) == .granted(requestsToday: 4))
+        #expect(try ledger.reserve(at: Date(), pace: 0, dailyLimit: 500) == .granted(requestsToday: 4))
     }
 
     // MARK: Cancellation

@@ -189,7 +189,7 @@ struct URLSessionTransportTests {
 final class CountingLedger: RequestLedger {
     let reservations = Locked(0)
 
-    func reserve(at now: Date, pace: Double) throws(ClientError) -> LedgerSlot {
+    func reserve(at now: Date, pace: Double, dailyLimit: Int) throws(ClientError) -> LedgerSlot {
         let count = reservations.withLock { value -> Int in
             value += 1
             return value

@@ -18,7 +18,8 @@ extension Command {
         The key comes from NYT_API_KEY (https://developer.nytimes.com/get-started) and never appears in
         output, errors or files (URLs show api-key=REDACTED). NYT allows 5 requests a minute and 500 a
         day: requests are spaced --pace seconds apart across every archivist process using the data
-        folder, counted per UTC day in api-usage.json (a warning at 450 and 500), and 429s, 5xx answers,
+        folder, counted per UTC day in api-usage.json (a warning at 450; at 500 nothing more is sent
+        before the next UTC day, and the command stops with exit status 1), and 429s, 5xx answers,
         timeouts and dropped connections are retried with exponential backoff (ARCHIVIST_BACKOFF
         seconds first, doubling, 5 retries); 400, 401 and 403 fail at once.
         """

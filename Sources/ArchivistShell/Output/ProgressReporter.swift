@@ -32,6 +32,10 @@ final class ProgressReporter: Sendable {
             status(text)
         case .splitting(let range, let hits, let parts):
             line("note: \(range) has \(hits) hits, more than the API's 1,000 per query: fetching it in \(parts) parts")
+        case .archiveIsCheaper(let requests, let months):
+            line(
+                "note: every hit needs about \(requests) requests here; `archive` fetches the same articles whole in "
+                    + "\(Plural.count(months, "request")), one a month")
         case .dayTooLarge(let day, let hits):
             line("warning: \(day) alone has \(hits) hits; only the first 1,000 can be fetched")
         case .client(.pacing(let seconds)):
@@ -69,7 +73,8 @@ final class ProgressReporter: Sendable {
         }
     }
 
-    private func line(_ text: String) {
+    /// Writes `text` as a line of its own, clearing the status line first.
+    func line(_ text: String) {
         statusShown.withLock { shown in
             if shown { errors.write("\r\u{1B}[2K") }
             shown = false
