@@ -196,22 +196,9 @@ extension ArticleGenerator {
         return .array(keywords)
     }
 
-    /// The `web_url` slug of a headline: its ASCII letters and digits, lowercased, words joined by
-    /// dashes, at most about 80 bytes.
+    /// The `web_url` slug of a headline, at most about 80 bytes.
     private static func archiveSlug(_ headline: String) -> String {
-        var out = ""
-        var dash = false
-        for scalar in headline.lowercased().unicodeScalars {
-            if (scalar >= "a" && scalar <= "z") || (scalar >= "0" && scalar <= "9") {
-                if dash && !out.isEmpty { out.append("-") }
-                out.unicodeScalars.append(scalar)
-                dash = false
-            } else {
-                dash = true
-            }
-            if out.utf8.count >= 80 { break }
-        }
-        return out.isEmpty ? "article" : out
+        ArticleGenerator.slug(of: headline, limit: 80)
     }
 
     /// `value` in decimal, zero-padded to `width` digits.
@@ -222,14 +209,7 @@ extension ArticleGenerator {
 
     /// The low `digits` hex digits of `value`, lowercase.
     private static func hexDigits(_ value: UInt64, _ digits: Int) -> String {
-        let table = Array("0123456789abcdef".utf8)
-        var bytes = [UInt8](repeating: 0, count: digits)
-        var rest = value
-        for i in stride(from: digits - 1, through: 0, by: -1) {
-            bytes[i] = table[Int(rest & 0xF)]
-            rest >>= 4
-        }
-        return String(decoding: bytes, as: UTF8.self)
+        ArticleGenerator.hexString(value, digits: digits)
     }
 
     /// The fixed vocabulary of the archive shape.

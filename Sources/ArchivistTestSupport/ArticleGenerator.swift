@@ -168,7 +168,7 @@ extension ArticleGenerator {
             milliseconds: seconds * 1000, date: date, year: String(date.prefix(4)),
             month: String(date.dropFirst(5).prefix(2)), day: String(date.dropFirst(8).prefix(2)),
             section: section, headline: headline, printHeadline: printHeadline, snippet: snippet,
-            lead: lead, abstract: abstract, slug: slug(of: headline), people: people, keywords: keywords,
+            lead: lead, abstract: abstract, slug: Self.slug(of: headline), people: people, keywords: keywords,
             wordCount: 40 + Int(random.below(2400)), material: material, documentType: documentType)
     }
 
@@ -600,7 +600,9 @@ extension ArticleGenerator {
         return words.joined(separator: " ").capitalizedFirst + "."
     }
 
-    private func slug(of headline: String) -> String {
+    /// The `web_url` slug of a headline: its ASCII letters and digits, lowercased, words joined by
+    /// dashes, cut once it reaches `limit` bytes.
+    static func slug(of headline: String, limit: Int = 60) -> String {
         var out = ""
         var dash = false
         for scalar in headline.lowercased().unicodeScalars {
@@ -611,7 +613,7 @@ extension ArticleGenerator {
             } else {
                 dash = true
             }
-            if out.utf8.count >= 60 { break }
+            if out.utf8.count >= limit { break }
         }
         return out.isEmpty ? "article" : out
     }
@@ -633,6 +635,11 @@ extension ArticleGenerator {
     }
 
     private func hex(_ value: UInt64, digits: Int) -> String {
+        Self.hexString(value, digits: digits)
+    }
+
+    /// The low `digits` hex digits of `value`, lowercase.
+    static func hexString(_ value: UInt64, digits: Int) -> String {
         let table = Array("0123456789abcdef".utf8)
         var bytes = [UInt8](repeating: 0, count: digits)
         var rest = value

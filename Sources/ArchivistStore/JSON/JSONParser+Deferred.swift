@@ -92,17 +92,7 @@ extension JSONParser.Reader {
             } else {
                 members.append(JSONMember(key: name, value: try parseValue()))
             }
-            skipWhitespace()
-            guard index < bytes.count else { throw fail("unexpected end of input") }
-            if bytes[index] == UInt8(ascii: ",") {
-                index += 1
-                continue
-            }
-            if bytes[index] == UInt8(ascii: "}") {
-                index += 1
-                break
-            }
-            throw fail("expected ',' or '}'")
+            if try !memberSeparator() { break }
         }
         depth -= 1
         return .object(JSONValue.sortedMembers(members))
