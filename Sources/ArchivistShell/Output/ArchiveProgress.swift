@@ -62,7 +62,8 @@ final class ArchiveProgress: Sendable {
             state.detail = detail
             let left = state.count - state.index + 1
             let days = Double(left) / Double(dailyLimit)
-            let estimate = state.count > 1 ? String(format: " · about %.1f days left at %d a day", days, dailyLimit) : ""
+            // A day's requests or more left: how many days at the limit (less, and today's quota holds it).
+            let estimate = left >= dailyLimit ? String(format: " · about %.1f days left at %d a day", days, dailyLimit) : ""
             return "month \(state.index) of \(state.count) · \(state.month) · \(detail)\(estimate)"
         }
         reporter.show(text)
