@@ -18,7 +18,14 @@ import Glibc
 /// written to disk) and shared by every request of the process.
 public final class URLSessionTransport: HTTPTransport {
     /// A transport. Nothing is loaded until the first request.
-    public init() {}
+    public init() {
+        maximumBodyBytes = URLSessionTransport.defaultMaximumBodyBytes
+    }
+
+    /// A transport that refuses bodies larger than `maximumBodyBytes`.
+    public init(maximumBodyBytes: Int) {
+        self.maximumBodyBytes = maximumBodyBytes
+    }
 
     /// Loads the network library, if no request has yet, and throws `.unavailable` when it cannot.
     public func prepare() throws(TransportFailure) {
@@ -37,7 +44,8 @@ public final class URLSessionTransport: HTTPTransport {
     ) async throws(TransportFailure) -> HTTPResponse {
         let library = try NetworkLibrary.shared.get()
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<HTTPResponse, TransportFailure>, Never>) in
-            let context = Unmanaged.passRetained(PendingRequest(continuation, onProgress: onProgress)).toOpaque()
+            let pending = PendingRequest(continuation, limit: maximumBodyBytes, onProgress: onProgress)
+            let context = Unmanaged.passRetained(pending).toOpaque()
             url.absoluteString.withCString { text in
                 library.get(
                     text, timeout, context,
@@ -58,8 +66,10 @@ public final class URLSessionTransport: HTTPTransport {
         return try result.get()
     }
 
-    /// The largest body accepted: an Archive API month is at most about 100 MB.
-    public static let maximumBodyBytes = 1 << 30
+    /// The largest body accepted by default: an Archive API month is at most about 100 MB.
+    public static let defaultMaximumBodyBytes = 1 << 30
+    /// The largest body this transport accepts; a larger one fails with `.other`.
+    public let maximumBodyBytes: Int
 }
 
 /// A request on its way through the library: the body so far and the continuation its completion
@@ -71,28 +81,31 @@ private final class PendingRequest: @unchecked Sendable {
     let continuation: CheckedContinuation<Result<HTTPResponse, TransportFailure>, Never>
     let onProgress: @Sendable (Int, Int?) -> Void
     private let lock = NSLock()
+    /// The largest body accepted.
+    let limit: Int
     private var body: [UInt8] = []
     private var tooLarge = false
 
     init(
-        _ continuation: CheckedContinuation<Result<HTTPResponse, TransportFailure>, Never>,
+        _ continuation: CheckedContinuation<Result<HTTPResponse, TransportFailure>, Never>, limit: Int,
         onProgress: @escaping @Sendable (Int, Int?) -> Void
     ) {
         self.continuation = continuation
+        self.limit = limit
         self.onProgress = onProgress
     }
 
-    /// Adds a piece of the body; false (stop the transfer) past `maximumBodyBytes`.
+    /// Adds a piece of the body; false (stop the transfer) past `limit`.
     func append(_ bytes: UnsafePointer<UInt8>?, count: Int, expected: Int64) -> Bool {
         let announced = expected >= 0 ? Int(clamping: expected) : nil
         let received: Int
         lock.lock()
-        if body.count + count > URLSessionTransport.maximumBodyBytes {
+        if body.count + count > limit {
             tooLarge = true
             lock.unlock()
             return false
         }
-        if body.isEmpty, let announced, announced <= URLSessionTransport.maximumBodyBytes {
+        if body.isEmpty, let announced, announced <= limit {
             body.reserveCapacity(announced)  // one allocation for the whole body when its length is known
         }
         if let bytes, count > 0 { body.append(contentsOf: UnsafeBufferPointer(start: bytes, count: count)) }
@@ -111,7 +124,7 @@ private final class PendingRequest: @unchecked Sendable {
         lock.unlock()
         if overflowed {
             continuation.resume(
-                returning: .failure(.other("the body is larger than \(URLSessionTransport.maximumBodyBytes >> 20) MiB")))
+                returning: .failure(.other("the body is larger than \(limit) bytes, the most accepted")))
             return
         }
         continuation.resume(returning: NetworkLibrary.result(status: status, text: text, body: bytes))

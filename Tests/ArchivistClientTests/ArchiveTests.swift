@@ -119,7 +119,8 @@ func archiveBody(_ documents: [JSONValue], hits: Int? = nil) -> [UInt8] {
     }
 
     @Test func aCutOffBodyIsInvalidJSONNamingItsSource() throws {
-        let body = archiveBody(ArticleGenerator(seed: 3).documentsArray(5))
+        var generator = ArticleGenerator(seed: 3)
+        let body = archiveBody(generator.documents(5))
         for length in [1, body.count / 3, body.count / 2, body.count - 1] {
             #expect {
                 try ArchiveResponse(body: Array(body[..<length]), source: "response from X")
@@ -154,14 +155,6 @@ extension Result where Failure == ClientError {
     var failureMessage: String? {
         if case .failure(let error) = self { return error.errorDescription }
         return nil
-    }
-}
-
-extension ArticleGenerator {
-    /// The next `count` documents (for a `let` generator in an expression).
-    func documentsArray(_ count: Int) -> [JSONValue] {
-        var copy = self
-        return copy.documents(count)
     }
 }
 

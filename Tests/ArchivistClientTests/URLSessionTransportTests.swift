@@ -51,6 +51,17 @@ struct URLSessionTransportTests {
         #expect(NYTClient.describeFault(body: response.body, contentType: response.contentType).contains("Invalid ApiKey"))
     }
 
+    @Test func aBodyLargerThanTheLimitIsCutShortAndFails() async throws {
+        let server = try FakeNYTServer(documents: Self.corpus(), apiKey: Self.key)
+        let whole = try await URLSessionTransport().get(try Self.url(server), timeout: 10)
+        let limit = whole.body.count / 2  // the meta's `time` may change the length by a digit or two
+        await #expect(throws: TransportFailure.other("the body is larger than \(limit) bytes, the most accepted")) {
+            _ = try await URLSessionTransport(maximumBodyBytes: limit).get(try Self.url(server), timeout: 10)
+        }
+        let roomy = try await URLSessionTransport(maximumBodyBytes: whole.body.count + 64).get(try Self.url(server), timeout: 10)
+        #expect(roomy.status == 200)
+    }
+
     @Test func aBodyShorterThanItsContentLengthIsAConnectionLost() async throws {
         let server = try FakeNYTServer(documents: Self.corpus(), apiKey: Self.key)
         server.enqueue([.truncated])

@@ -43,7 +43,7 @@ struct ArchiveCalendar {
             }
             documents += stored
             let total = ArchiveCalendar.grouped(stored)
-            lines.append("\(year)  " + cells.joined(separator: " ") + String(repeating: " ", count: max(1, 14 - total.count)) + total)
+            lines.append("\(year)  " + cells.joined(separator: " ") + String(repeating: " ", count: max(1, 12 - total.count)) + total)
         }
         var summary = ["\(counts[.complete] ?? 0) complete (\(ArchiveCalendar.grouped(documents)) documents)"]
         if let partial = counts[.partial] { summary.append("\(partial) partial") }

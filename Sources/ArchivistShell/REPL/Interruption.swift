@@ -4,7 +4,7 @@ import Synchronization
 @preconcurrency import Glibc
 #endif
 
-/// Ctrl-C during a long command (`search`, `refresh`, `import`, `find`, `export`): the first press
+/// Ctrl-C during a long command (`search`, `refresh`, `archive`, `import`, `find`, `export`): the first press
 /// asks the command to stop at its next safe point (after the page or batch in hand, whose data is
 /// committed; a listing before its next document); a second press ends the process at once
 /// (exit 130), which the store's atomic writes make safe.
