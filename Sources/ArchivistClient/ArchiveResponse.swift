@@ -43,7 +43,7 @@ public struct ArchiveResponse: Sendable {
     /// `response.docs[17]`.
     public func documents(_ positions: Range<Int>) -> [Result<JSONValue, ClientError>] {
         positions.map { position -> Result<JSONValue, ClientError> in
-            let path = "response.docs[\(position)]"
+            var path: String { "response.docs[\(position)]" }
             let value: JSONValue
             do {
                 value = try JSONParser.parse(body[ranges[position]])

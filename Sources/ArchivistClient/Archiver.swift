@@ -173,22 +173,35 @@ public final class Archiver: Sendable {
         var firstRejection: String?
         var start = 0
         onEvent(.storing(stored: 0, received: record.received))
-        while start < response.documentCount {
+        // The next batch is parsed and encoded on another core while this one is written.
+        let store = self.store
+        func preparing(_ start: Int) -> Task<(PreparedBatch, [ClientError]), Never>? {
+            guard start < response.documentCount else { return nil }
+            let end = min(start + Archiver.batchSize, response.documentCount)
+            return Task.detached {
+                var documents: [JSONValue] = []
+                var rejected: [ClientError] = []
+                documents.reserveCapacity(end - start)
+                for result in response.documents(start..<end) {
+                    switch result {
+                    case .success(let document): documents.append(document)
+                    case .failure(let error): rejected.append(error)
+                    }
+                }
+                return (store.prepareUpsert(documents), rejected)
+            }
+        }
+        var next = preparing(0)
+        while let preparation = next {
             if isCancelled() {
                 if record.stored > 0 { try records.save(record) }
                 throw .cancelled
             }
             let end = min(start + Archiver.batchSize, response.documentCount)
-            var batch: [JSONValue] = []
-            batch.reserveCapacity(end - start)
-            for result in response.documents(start..<end) {
-                switch result {
-                case .success(let document): batch.append(document)
-                case .failure(let error):
-                    record.rejected += 1
-                    if firstRejection == nil { firstRejection = Self.message(error) }
-                }
-            }
+            let (batch, rejected) = await preparation.value
+            record.rejected += rejected.count
+            if firstRejection == nil, let error = rejected.first { firstRejection = Self.message(error) }
+            next = preparing(end)
             let results: [UpsertResult]
             do {
                 results = try store.upsert(batch)

@@ -138,6 +138,36 @@ import Testing
         try expectConsistent(store)
     }
 
+    @Test func aPreparedBatchIsStoredLikeAnUpsertAndReportsTheSameResults() throws {
+        let store = try openStore()
+        try store.put(article("b"), id: "b")
+        let batch = store.prepareUpsert([article("a"), article("b"), .number("5")])
+        #expect(batch.count == 3)
+        // Preparing wrote nothing.
+        #expect(try store.count == 1)
+        let results = try store.upsert(batch)
+        #expect(results.map { try? $0.outcome.get() } == [.added, .unchanged, nil])
+        #expect(results.map(\.id) == ["a", "b", nil])
+        #expect(try store.count == 2)
+        try expectConsistent(store)
+    }
+
+    @Test func aBatchPreparedBeforeTheProjectionChangedIsIndexedWithTheNewOne() throws {
+        let store = try openStore()
+        let batch = store.prepareUpsert([article("a", wordCount: .number("1200"))])
+        let other = try openStore()  // as another process would
+        try other.changeProjection(to: Projection(paths: store.projection.paths + ["byline"]))
+        #expect(try store.upsert(batch).map { try? $0.outcome.get() } == [.added])
+        #expect(store.projection.paths.contains("byline"))
+        let entry = try #require(try store.entry(forID: "a"))
+        let fields = try JSONParser.parse(try store.fieldsBytes(of: entry))
+        #expect(fields["byline"] == .array([.array([])]), "the index line has the new projection's fields: \(fields)")
+        let reopened = try openStore()
+        #expect(try reopened.entry(forID: "a")?.hash == entry.hash)
+        try expectConsistent(store)
+        try expectConsistent(reopened)
+    }
+
     @Test func removeDeletesFilesAndReportsMissingIDs() throws {
         let store = try openStore()
         try store.put(article("a"), id: "a")

@@ -106,7 +106,7 @@ extension JSONParser.Reader {
         }
         guard position < bytes.count else { throw fail("unterminated string", at: quote) }
         let content = UnsafeBufferPointer(rebasing: bytes[(quote + 1)..<position])
-        if !ascii, String(validating: content, as: UTF8.self) == nil { throw fail("invalid UTF-8 in string", at: quote) }
+        if !ascii, !UTF8Bytes.isValid(content) { throw fail("invalid UTF-8 in string", at: quote) }
         out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[quote...position]))
         index = position + 1
     }

@@ -196,7 +196,7 @@ public enum JSONParser {
                 if byte == UInt8(ascii: "\"") {
                     let slice = UnsafeBufferPointer(rebasing: bytes[start..<index])
                     index += 1
-                    guard let string = String(validating: slice, as: UTF8.self) else {
+                    guard let string = UTF8Bytes.string(validating: slice) else {
                         throw fail("invalid UTF-8 in string", at: quote)
                     }
                     return string
@@ -212,7 +212,7 @@ public enum JSONParser {
                 let byte = bytes[index]
                 if byte == UInt8(ascii: "\"") {
                     index += 1
-                    guard let string = String(validating: scratch, as: UTF8.self) else {
+                    guard let string = scratch.withUnsafeBufferPointer({ UTF8Bytes.string(validating: $0) }) else {
                         throw fail("invalid UTF-8 in string", at: quote)
                     }
                     return string

@@ -42,7 +42,7 @@ extension JSONValue {
         var result: [JSONMember] = []
         result.reserveCapacity(sorted.count)
         for member in sorted {
-            if let last = result.last, last.key.utf8.elementsEqual(member.key.utf8) {
+            if let last = result.last, UTF8Bytes.equal(last.key, member.key) {
                 result[result.count - 1] = member
             } else {
                 result.append(member)
@@ -52,15 +52,14 @@ extension JSONValue {
     }
 
     /// Whether key `a` sorts before key `b` (byte order of UTF-8, as `jq -S` and `sort` do).
-    @inlinable
     public static func keyPrecedes(_ a: String, _ b: String) -> Bool {
-        a.utf8.lexicographicallyPrecedes(b.utf8)
+        UTF8Bytes.precedes(a, b)
     }
 
     /// The value of member `key` when this is an object.
     public subscript(key: String) -> JSONValue? {
         guard case .object(let members) = self else { return nil }
-        for member in members where member.key.utf8.elementsEqual(key.utf8) {
+        for member in members where UTF8Bytes.equal(member.key, key) {
             return member.value
         }
         return nil
@@ -69,7 +68,7 @@ extension JSONValue {
     /// Returns this object with member `key` set to `value` (added or replaced).
     public func setting(_ key: String, to value: JSONValue) -> JSONValue {
         guard case .object(var members) = self else { return self }
-        if let index = members.firstIndex(where: { $0.key.utf8.elementsEqual(key.utf8) }) {
+        if let index = members.firstIndex(where: { UTF8Bytes.equal($0.key, key) }) {
             members[index].value = value
         } else {
             let position = members.firstIndex(where: { JSONValue.keyPrecedes(key, $0.key) }) ?? members.count

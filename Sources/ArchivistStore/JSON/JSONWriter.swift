@@ -103,8 +103,20 @@ public enum JSONWriter {
 
     /// Appends `string` as a quoted JSON string.
     public static func writeString(_ string: String, into out: inout [UInt8]) {
+        let done: Void? = string.utf8.withContiguousStorageIfAvailable { writeString(bytes: $0, into: &out) }
+        if done == nil { Array(string.utf8).withUnsafeBufferPointer { writeString(bytes: $0, into: &out) } }
+    }
+
+    /// Appends UTF-8 `bytes` as a quoted JSON string: the runs that need no escape are copied
+    /// whole.
+    static func writeString(bytes: UnsafeBufferPointer<UInt8>, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
-        for byte in string.utf8 {
+        var run = 0
+        for index in 0..<bytes.count {
+            let byte = bytes[index]
+            guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte == 0x7F else { continue }
+            if run < index { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run..<index])) }
+            run = index + 1
             switch byte {
             case UInt8(ascii: "\""): out.append(contentsOf: [0x5C, 0x22])
             case UInt8(ascii: "\\"): out.append(contentsOf: [0x5C, 0x5C])
@@ -113,14 +125,14 @@ public enum JSONWriter {
             case 0x09: out.append(contentsOf: [0x5C, UInt8(ascii: "t")])
             case 0x08: out.append(contentsOf: [0x5C, UInt8(ascii: "b")])
             case 0x0C: out.append(contentsOf: [0x5C, UInt8(ascii: "f")])
-            case 0x00..<0x20, 0x7F:
+            default:
                 out.append(contentsOf: [
                     0x5C, UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
                     hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 0xF)],
                 ])
-            default: out.append(byte)
             }
         }
+        if run < bytes.count { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run..<bytes.count])) }
         out.append(UInt8(ascii: "\""))
     }
 }

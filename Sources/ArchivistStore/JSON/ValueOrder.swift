@@ -137,7 +137,8 @@ public enum ValueOrder {
             return x.count == y.count ? 0 : (x.count < y.count ? -1 : 1)
         case (.object(let x)?, .object(let y)?):
             for (p, q) in zip(x, y) {
-                if p.key != q.key { return p.key.utf8.lexicographicallyPrecedes(q.key.utf8) ? -1 : 1 }
+                let order = UTF8Bytes.compare(p.key, q.key)
+                if order != 0 { return order < 0 ? -1 : 1 }
                 let c = compareSortable(p.value, q.value)
                 if c != 0 { return c }
             }

@@ -161,7 +161,7 @@ extension DocumentStore {
         }
         let order = entries.indices.sorted { a, b in
             if prefixes[a] != prefixes[b] { return prefixes[a] < prefixes[b] }
-            return entries[a].id.utf8.lexicographicallyPrecedes(entries[b].id.utf8)
+            return UTF8Bytes.precedes(entries[a].id, entries[b].id)
         }
         return order.map { entries[$0] }
     }

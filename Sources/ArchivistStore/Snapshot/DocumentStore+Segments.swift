@@ -78,7 +78,7 @@ extension DocumentStore {
         }
         if let damage { throw damage }
         let second = tailMatches.prefix(needed).map { segments.tail.ids[Int($0)] }
-        return Self.merge(first, second, needed: needed) { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        return Self.merge(first, second, needed: needed) { UTF8Bytes.precedes($0, $1) }
     }
 
     /// The first `needed` matches by relevance (the summed weights of the terms' occurrences),
@@ -105,9 +105,9 @@ extension DocumentStore {
         for item in ranked.prefix(needed) { first.append((try snapshot.id(at: item.ordinal, hinted: needed), item.score)) }
         let tailScores = segments.tail.scores(terms, of: tailMatches)
         var second = zip(tailMatches, tailScores).map { (id: segments.tail.ids[Int($0.0)], score: $0.1) }
-        second.sort { $0.score != $1.score ? $0.score > $1.score : $0.id.utf8.lexicographicallyPrecedes($1.id.utf8) }
+        second.sort { $0.score != $1.score ? $0.score > $1.score : UTF8Bytes.precedes($0.id, $1.id) }
         return Self.merge(first, Array(second.prefix(needed)), needed: needed) { a, b in
-            a.score != b.score ? a.score > b.score : a.id.utf8.lexicographicallyPrecedes(b.id.utf8)
+            a.score != b.score ? a.score > b.score : UTF8Bytes.precedes(a.id, b.id)
         }.map(\.id)
     }
 
@@ -153,7 +153,7 @@ extension DocumentStore {
         return Self.merge(first, second, needed: needed) { a, b in
             let c = ValueOrder.compareSortKeys(a.key, b.key)
             if c != 0 { return key.isDescending ? c > 0 : c < 0 }
-            return a.id.utf8.lexicographicallyPrecedes(b.id.utf8)
+            return UTF8Bytes.precedes(a.id, b.id)
         }.map(\.id)
     }
 
@@ -193,7 +193,7 @@ extension DocumentStore {
                 counts[key] = (value, count, firstID)
                 return
             }
-            let earlier = firstID.utf8.lexicographicallyPrecedes(known.first.utf8)
+            let earlier = UTF8Bytes.precedes(firstID, known.first)
             counts[key] = (earlier ? value : known.value, known.count + count, earlier ? firstID : known.first)
         }
         for index in 0..<field.rowCount {

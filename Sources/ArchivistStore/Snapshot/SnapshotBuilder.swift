@@ -369,7 +369,7 @@ enum SnapshotBuilder {
 
     /// The terms of a text index in byte order.
     static func sortedTerms(_ index: TextIndex) -> [String] {
-        index.allPostings.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        index.allPostings.keys.sorted { UTF8Bytes.precedes($0, $1) }
     }
 
     /// The text sections as they are written: the postings streamed to the writer term by term,

@@ -77,7 +77,7 @@ struct SnapshotField {
         if row.isMissing { return nil }
         let bytes = try reader.bytes(of: heap, at: row.valueOffset, count: row.valueLength)
         if row.flags & SnapshotBuilder.RowFlag.string != 0 {
-            guard let text = String(validating: bytes.bindMemory(to: UInt8.self), as: UTF8.self) else {
+            guard let text = UTF8Bytes.string(validating: bytes.bindMemory(to: UInt8.self)) else {
                 throw .unreadable("snapshot value is not UTF-8")
             }
             return .string(text)

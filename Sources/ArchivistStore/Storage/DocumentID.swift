@@ -14,12 +14,12 @@ public struct DocumentID: Hashable, Sendable, Comparable, CustomStringConvertibl
 
     /// Byte-wise equality.
     public static func == (lhs: DocumentID, rhs: DocumentID) -> Bool {
-        lhs.rawValue.utf8.elementsEqual(rhs.rawValue.utf8)
+        UTF8Bytes.equal(lhs.rawValue, rhs.rawValue)
     }
 
     /// Byte-wise order.
     public static func < (lhs: DocumentID, rhs: DocumentID) -> Bool {
-        lhs.rawValue.utf8.lexicographicallyPrecedes(rhs.rawValue.utf8)
+        UTF8Bytes.precedes(lhs.rawValue, rhs.rawValue)
     }
 
     /// Hashes the UTF-8 bytes.

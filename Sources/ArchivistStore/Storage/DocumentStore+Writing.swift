@@ -24,21 +24,35 @@ extension DocumentStore {
     /// A document that cannot be stored (not an object, a bad `_id`) is reported in its result and
     /// the others are stored. The batch is synced once.
     public func upsert(_ documents: [JSONValue]) throws(StoreError) -> [UpsertResult] {
-        var results: [UpsertResult] = []
-        var operations: [Operation] = []
-        var positions: [Int] = []
+        try upsert(prepareUpsert(documents))
+    }
+
+    /// Checks and encodes documents for ``upsert(_:)-(PreparedBatch)``: the CPU work of a batch
+    /// (file bytes, hashes, index fields), done without the writers' lock, so that a caller can
+    /// prepare the next batch on another thread while this one commits.
+    public func prepareUpsert(_ documents: [JSONValue]) -> PreparedBatch {
+        var batch = PreparedBatch()
         for document in documents {
             switch prepare(document, id: nil) {
             case .success(let prepared):
-                positions.append(results.count)
-                operations.append(.put(id: prepared.id, document: prepared.document))
-                results.append(UpsertResult(id: prepared.id, outcome: .success(.unchanged)))
+                batch.positions.append(batch.results.count)
+                batch.operations.append(.put(id: prepared.id, document: prepared.document))
+                batch.results.append(UpsertResult(id: prepared.id, outcome: .success(.unchanged)))
             case .failure(let error):
-                results.append(UpsertResult(id: document["_id"]?.stringValue, outcome: .failure(error)))
+                batch.results.append(UpsertResult(id: document["_id"]?.stringValue, outcome: .failure(error)))
             }
         }
-        let outcomes = try commit(operations)
-        for (position, outcome) in zip(positions, outcomes) {
+        batch.projection = encodingProjection.withLock { $0 }
+        batch.encoded = Self.encode(batch.operations, projection: batch.projection)
+        return batch
+    }
+
+    /// Stores a batch made by ``prepareUpsert(_:)`` in one durable commit (encoded again if the
+    /// store's projection changed since).
+    public func upsert(_ batch: PreparedBatch) throws(StoreError) -> [UpsertResult] {
+        var results = batch.results
+        let outcomes = try commit(batch.operations, encoded: batch.encoded, projection: batch.projection)
+        for (position, outcome) in zip(batch.positions, outcomes) {
             results[position].outcome = outcome
         }
         return results
@@ -53,7 +67,7 @@ extension DocumentStore {
 
     // MARK: Internals
 
-    enum Operation {
+    enum Operation: Sendable {
         case put(id: String, document: JSONValue)
         case remove(id: String)
     }
@@ -82,7 +96,7 @@ extension DocumentStore {
                             "_id must be a non-empty string, not \(given.typeName == "string" ? "an empty string" : JSONWriter.compactString(given))"
                     ))
             }
-            if let id, !text.utf8.elementsEqual(id.utf8) {
+            if let id, !UTF8Bytes.equal(text, id) {
                 return .failure(
                     .invalidDocument(source: source, reason: "_id \(StoreError.quote(text)) in the document differs from the ID"))
             }
@@ -112,8 +126,17 @@ extension DocumentStore {
         if operations.isEmpty { return [] }
         // Serializing and hashing is most of the CPU work of a batch: do it on all cores before
         // taking the lock.
-        var projection = state.withLock { $0.projection }
-        var encoded = Self.encode(operations, projection: projection)
+        let projection = encodingProjection.withLock { $0 }
+        return try commit(operations, encoded: Self.encode(operations, projection: projection), projection: projection)
+    }
+
+    /// Commits operations encoded with `projection` (encoded again if the store's has changed).
+    func commit(
+        _ operations: [Operation], encoded: [Encoded?], projection: Projection
+    ) throws(StoreError) -> [Result<UpsertOutcome, StoreError>] {
+        if operations.isEmpty { return [] }
+        var projection = projection
+        var encoded = encoded
         let lock = try fileSystem.lockExclusively(path(FileNames.lock), timeout: options.lockTimeout)
         defer { lock.release() }
         return try withState(lockHeld: true) { (state: inout State) throws(StoreError) in
@@ -121,6 +144,7 @@ extension DocumentStore {
             try self.recoverLocked(&state)
             if state.projection != projection {
                 projection = state.projection
+                encodingProjection.withLock { $0 = state.projection }
                 encoded = Self.encode(operations, projection: projection)
             }
             let outcomes = try self.commitLocked(operations, encoded, &state)
@@ -389,7 +413,7 @@ extension DocumentStore {
         let relative = FileNames.documentPath(for: id)
         guard let bytes = try fileSystem.contents(of: path(relative)) else { return .missing }
         guard let document = try? JSONParser.parse(bytes),
-            case .string(let storedID)? = document["_id"], storedID.utf8.elementsEqual(id.utf8)
+            case .string(let storedID)? = document["_id"], UTF8Bytes.equal(storedID, id)
         else { return .unreadable }
         let modified = try fileSystem.status(of: path(relative))?.modified ?? .now()
         return .entry(

@@ -39,6 +39,10 @@ public final class DocumentStore: Sendable {
     let fileSystem: any FileSystem
     let options: Options
     let state: Mutex<State>
+    /// The projection batches are encoded with before they take the lock: the state's as last
+    /// seen, readable while a commit holds the state (a commit checks it and encodes again when
+    /// it has changed).
+    let encodingProjection: Mutex<Projection>
     /// The last query index built, with the index state it was built from.
     let queryCache = Mutex<(key: IndexGeneration, index: QueryIndex)?>(nil)
     /// The segments last built (when the store starts from a snapshot), with the index state.
@@ -99,7 +103,9 @@ public final class DocumentStore: Sendable {
         let existing = try fileSystem.contents(of: metadataPath)
         let metadata = try existing.map { (bytes) throws(StoreError) in try StoreMetadata.decode(bytes, path: metadataPath, schema: schema)
         }
-        state = Mutex(State(metadata: metadata ?? StoreMetadata(createdAt: .now(), projection: schema.projection)))
+        let initial = State(metadata: metadata ?? StoreMetadata(createdAt: .now(), projection: schema.projection))
+        state = Mutex(initial)
+        encodingProjection = Mutex(initial.projection)
         if existing == nil {
             try writeMetadataIfMissing()
         }

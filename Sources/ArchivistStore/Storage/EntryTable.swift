@@ -80,7 +80,7 @@ struct EntryTable {
         var next = 0
         for ordinal in 0..<snapshot.count where !superseded.contains(ordinal) {
             let entry = try snapshot.entry(at: ordinal)
-            while next < memory.count, memory[next].id.utf8.lexicographicallyPrecedes(entry.id.utf8) {
+            while next < memory.count, UTF8Bytes.precedes(memory[next].id, entry.id) {
                 result.append(memory[next])
                 next += 1
             }
