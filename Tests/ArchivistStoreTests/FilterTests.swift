@@ -1023,6 +1023,45 @@ extension FilterTests {
             #expect(TextFolding.tokens(text) == expected)
         }
 
+        /// The tokenizer as first written, a Unicode scalar at a time: the byte-wise one must split
+        /// and fold every text as it does.
+        static func scalarTokens(_ text: String) -> [String] {
+            var tokens: [String] = []
+            var current = ""
+            for scalar in text.unicodeScalars {
+                if scalar.value < 0x80 {
+                    let byte = UInt8(scalar.value)
+                    switch byte {
+                    case 48...57, 97...122: current.unicodeScalars.append(scalar)
+                    case 65...90: current.unicodeScalars.append(Unicode.Scalar(byte + 32))
+                    case 39 where !current.isEmpty: continue
+                    default: if !current.isEmpty { tokens.append(current); current = "" }
+                    }
+                    continue
+                }
+                switch ScalarFolding.fold(scalar) {
+                case .word(let folded): current += folded
+                case .apostrophe where !current.isEmpty: continue
+                default: if !current.isEmpty { tokens.append(current); current = "" }
+                }
+            }
+            if !current.isEmpty { tokens.append(current) }
+            return tokens
+        }
+
+        @Test func tokensOfMixedTextAreThoseOfTheScalarTokenizer() {
+            let pieces = [
+                "a", "Z", "9", " ", "'", "’", "ʼ", "-", ".", "é", "É", "ß", "ﬁ", "Ⅻ", "東", "オ", "😀", "\u{301}", "ı", "İ", "Ω", "ñ", "\u{A0}", "“",
+                "\n", "Ａ", "١",
+            ]
+            var random = SplitMix64(state: 5)
+            for _ in 0..<3_000 {
+                let text = (0..<Int.random(in: 0...24, using: &random)).map { _ in pieces.randomElement(using: &random)! }.joined()
+                #expect(TextFolding.tokens(text) == Self.scalarTokens(text), "\(text.unicodeScalars.map { String($0.value, radix: 16) })")
+            }
+            for (text, _) in Self.tokenCases { #expect(TextFolding.tokens(text) == Self.scalarTokens(text)) }
+        }
+
         @Test func searchedFieldsAreHeadlineKeywordsAbstractSnippetAndLeadParagraph() {
             #expect(Set(StoreSchema.nyt.textSearch.paths) == ["headline.main", "keywords.value", "abstract", "snippet", "lead_paragraph"])
         }

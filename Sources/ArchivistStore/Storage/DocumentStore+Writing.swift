@@ -153,11 +153,12 @@ extension DocumentStore {
         }
     }
 
-    /// A document's file bytes, their hash and its projected fields.
+    /// A document's file bytes, their hash, its projected fields and its file's path in the folder.
     struct Encoded: Sendable {
         var bytes: [UInt8]
         var hash: UInt64
         var fieldsJSON: [UInt8]
+        var file: String
     }
 
     /// Encodes the puts of a batch (nil for removes), in parallel for large batches.
@@ -167,9 +168,13 @@ extension DocumentStore {
         DispatchQueue.concurrentPerform(iterations: workers) { worker in
             var index = worker
             while index < operations.count {
-                if case .put(_, let document) = operations[index] {
+                if case .put(let id, let document) = operations[index] {
                     let bytes = JSONWriter.prettyBytes(document)
-                    slots.set(index, Encoded(bytes: bytes, hash: FNV1a64.hash(bytes), fieldsJSON: projection.fieldsJSON(of: document)))
+                    slots.set(
+                        index,
+                        Encoded(
+                            bytes: bytes, hash: FNV1a64.hash(bytes), fieldsJSON: projection.fieldsJSON(of: document),
+                            file: FileNames.documentPath(for: id)))
                 }
                 index += workers
             }
@@ -185,6 +190,8 @@ extension DocumentStore {
             var entry: IndexEntry?
             var bytes: [UInt8]?
             var temporary: String?
+            /// The document's file, relative to the folder (nil: worked out from the ID).
+            var file: String? = nil
         }
 
         var pending: [DocumentID: Pending] = [:]
@@ -313,7 +320,7 @@ extension DocumentStore {
         }
         try fileSystem.write(bytes, to: temporary)
         if batch.pending[key] == nil { batch.order.append(key) }
-        batch.pending[key] = StagedBatch.Pending(entry: entry, bytes: bytes, temporary: temporary)
+        batch.pending[key] = StagedBatch.Pending(entry: entry, bytes: bytes, temporary: temporary, file: encoding.file)
         return existing == nil ? .added : .updated
     }
 
@@ -326,15 +333,15 @@ extension DocumentStore {
         var lines = IndexFile.Batch()
         for key in changes {
             let planned = batch.pending[key]!
-            let relative = FileNames.documentPath(for: key.rawValue)
+            let relative = planned.file ?? FileNames.documentPath(for: key.rawValue)
             if let entry = planned.entry {
-                let bucket = FileNames.bucket(for: key.rawValue)
+                let bucket = FileNames.bucket(ofDocumentPath: relative)
                 if !state.knownBuckets.contains(bucket) {
                     try fileSystem.createFolder(path(FileNames.documents + "/" + bucket))
                     state.knownBuckets.insert(bucket)
                 }
                 try fileSystem.rename(planned.temporary!, to: path(relative))
-                lines.append(entry, fields: try fieldsBytes(of: entry))
+                lines.append(entry, fields: try fieldsBytes(of: entry), file: relative)
             } else {
                 try fileSystem.removeFile(path(relative))
                 lines.appendRemoval(of: key.rawValue, at: now)

@@ -50,6 +50,12 @@ public enum FileNames {
         "\(documents)/\(bucket(for: id))/\(stem(for: id))\(documentExtension)"
     }
 
+    /// The bucket of a path made by `documentPath(for:)` (its `<bb>`), read from the path.
+    static func bucket(ofDocumentPath path: String) -> String {
+        let bytes = path.utf8.dropFirst(documents.utf8.count + 1).prefix(2)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
     /// The file name (without extension) for an ID.
     ///
     /// NYT IDs stay readable: `nyt://article/<uuid>` becomes `article~<uuid>` and a 24-hex ID is

@@ -80,22 +80,32 @@ extension IndexFile {
     static func entryLine(_ entry: IndexEntry, fields fieldsJSON: [UInt8]) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(fieldsJSON.count + entry.id.utf8.count * 2 + 160)
+        appendEntryLine(
+            entry, fields: fieldsJSON, file: entry.file, storedAt: Array(entry.storedAt.description.utf8),
+            updatedAt: Array(entry.updatedAt.description.utf8), to: &out)
+        return out
+    }
+
+    /// Appends an entry's line (without its newline), its file and times given as written.
+    static func appendEntryLine(
+        _ entry: IndexEntry, fields fieldsJSON: [UInt8], file: String, storedAt: [UInt8], updatedAt: [UInt8],
+        to out: inout [UInt8]
+    ) {
         out.append(contentsOf: #"{"id":"#.utf8)
         JSONWriter.writeString(entry.id, into: &out)
         out.append(contentsOf: #","file":"#.utf8)
-        JSONWriter.writeString(entry.file, into: &out)
+        JSONWriter.writeString(file, into: &out)
         out.append(contentsOf: #","hash":""#.utf8)
         out.append(contentsOf: FNV1a64.hex(entry.hash).utf8)
         out.append(contentsOf: #"","size":"#.utf8)
         out.append(contentsOf: String(entry.size).utf8)
         out.append(contentsOf: #","stored_at":""#.utf8)
-        out.append(contentsOf: entry.storedAt.description.utf8)
+        out.append(contentsOf: storedAt)
         out.append(contentsOf: #"","updated_at":""#.utf8)
-        out.append(contentsOf: entry.updatedAt.description.utf8)
+        out.append(contentsOf: updatedAt)
         out.append(contentsOf: #"","fields":"#.utf8)
         out.append(contentsOf: fieldsJSON)
         out.append(UInt8(ascii: "}"))
-        return out
     }
 
     /// A removal line (without its newline).
@@ -116,14 +126,27 @@ extension IndexFile {
         /// For each entry line, where its fields object is within `bytes`.
         private(set) var fieldSpans: [(id: DocumentID, offset: Int, length: Int)] = []
 
-        /// Adds an entry's line.
-        mutating func append(_ entry: IndexEntry, fields: [UInt8]) {
-            let line = IndexFile.entryLine(entry, fields: fields)
+        /// The last two times written, as text: a batch's lines mostly share them.
+        private var times: [(Timestamp, [UInt8])] = []
+
+        /// Adds an entry's line; `file` is its document's path when the caller has it.
+        mutating func append(_ entry: IndexEntry, fields: [UInt8], file: String? = nil) {
+            IndexFile.appendEntryLine(
+                entry, fields: fields, file: file ?? entry.file, storedAt: text(of: entry.storedAt),
+                updatedAt: text(of: entry.updatedAt), to: &bytes)
             // The fields object is last, just before the closing brace.
-            fieldSpans.append((DocumentID(entry.id), bytes.count + line.count - 1 - fields.count, fields.count))
-            bytes.append(contentsOf: line)
+            fieldSpans.append((DocumentID(entry.id), bytes.count - 1 - fields.count, fields.count))
             bytes.append(0x0A)
             count += 1
+        }
+
+        /// A time as an index line writes it (`2016-08-12T00:00:00.000Z`).
+        private mutating func text(of time: Timestamp) -> [UInt8] {
+            if let known = times.first(where: { $0.0 == time }) { return known.1 }
+            let text = Array(time.description.utf8)
+            if times.count == 2 { times.removeFirst() }
+            times.append((time, text))
+            return text
         }
 
         /// Adds a removal line.

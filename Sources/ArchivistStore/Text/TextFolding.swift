@@ -15,50 +15,53 @@ public enum TextFolding {
     /// dropped, so `Trump's` gives `trumps`). ASCII is handled byte by byte; other characters are
     /// folded one at a time through a cache.
     public static func tokens(_ text: String) -> [String] {
-        if text.utf8.allSatisfy({ $0 < 0x80 }) { return asciiTokens(text) }
+        if let tokens = text.utf8.withContiguousStorageIfAvailable({ tokens(utf8: $0) }) { return tokens }
+        return Array(text.utf8).withUnsafeBufferPointer { tokens(utf8: $0) }
+    }
+
+    /// `tokens` of well-formed UTF-8: ASCII bytes are taken as they are, and each other
+    /// character is decoded and folded.
+    static func tokens(utf8 bytes: UnsafeBufferPointer<UInt8>) -> [String] {
         var tokens: [String] = []
-        var current = ""
-        for scalar in text.unicodeScalars {
-            let value = scalar.value
-            if value < 0x80 {
-                let byte = UInt8(value)
+        var current: [UInt8] = []
+        current.reserveCapacity(32)
+        func finish() {
+            guard !current.isEmpty else { return }
+            tokens.append(String(decoding: current, as: UTF8.self))
+            current.removeAll(keepingCapacity: true)
+        }
+        var index = 0
+        let count = bytes.count
+        while index < count {
+            let byte = bytes[index]
+            if byte < 0x80 {
+                index += 1
                 switch byte {
-                case 48...57, 97...122: current.unicodeScalars.append(scalar)
-                case 65...90: current.unicodeScalars.append(Unicode.Scalar(byte + 32))
+                case 48...57, 97...122: current.append(byte)
+                case 65...90: current.append(byte + 32)
                 case 39 where !current.isEmpty: continue
-                default:
-                    if !current.isEmpty { tokens.append(current); current = "" }
+                default: finish()
                 }
                 continue
             }
+            // A character of 2 to 4 bytes (the string's UTF-8 is well-formed).
+            let length = byte >= 0xF0 ? 4 : byte >= 0xE0 ? 3 : 2
+            var value = UInt32(byte) & (length == 2 ? 0x1F : length == 3 ? 0x0F : 0x07)
+            for offset in 1..<length where index + offset < count {
+                value = value << 6 | UInt32(bytes[index + offset] & 0x3F)
+            }
+            index += length
+            guard let scalar = Unicode.Scalar(value) else {
+                finish()
+                continue
+            }
             switch ScalarFolding.fold(scalar) {
-            case .word(let folded): current += folded
+            case .word(let folded): current.append(contentsOf: folded.utf8)
             case .apostrophe where !current.isEmpty: continue
-            default:
-                if !current.isEmpty { tokens.append(current); current = "" }
+            default: finish()
             }
         }
-        if !current.isEmpty { tokens.append(current) }
-        return tokens
-    }
-
-    /// The fast path of `tokens` for ASCII text.
-    static func asciiTokens(_ text: String) -> [String] {
-        var tokens: [String] = []
-        var current: [UInt8] = []
-        for byte in text.utf8 {
-            switch byte {
-            case 48...57, 97...122: current.append(byte)
-            case 65...90: current.append(byte + 32)
-            case 39 where !current.isEmpty: continue
-            default:
-                if !current.isEmpty {
-                    tokens.append(String(decoding: current, as: UTF8.self))
-                    current.removeAll(keepingCapacity: true)
-                }
-            }
-        }
-        if !current.isEmpty { tokens.append(String(decoding: current, as: UTF8.self)) }
+        finish()
         return tokens
     }
 
