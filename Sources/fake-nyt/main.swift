@@ -9,7 +9,7 @@ import Foundation
 // fake-nyt: the fake NYT Article Search and Archive APIs as a program, for trying the tool offline.
 //
 //   fake-nyt [--port N] [--docs N] [--seed S] [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--key KEY]
-//            [--envelope meta|metadata] [--fault LIST]
+//            [--envelope meta|metadata] [--full-crops PERCENT] [--fault LIST]
 //
 // Serves GET /svc/search/v2/articlesearch.json and GET /svc/archive/v1/{year}/{month}.json from one
 // generated corpus. Prints `listening on http://127.0.0.1:PORT` and serves until SIGINT or SIGTERM.
@@ -17,7 +17,7 @@ import Foundation
 /// The usage text.
 let usage = """
     usage: fake-nyt [--port N] [--docs N] [--seed S] [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--key KEY]
-                    [--envelope meta|metadata] [--fault LIST]
+                    [--envelope meta|metadata] [--full-crops PERCENT] [--fault LIST]
 
     Serves the Article Search API (GET /svc/search/v2/articlesearch.json) and the Archive API
     (GET /svc/archive/v1/YEAR/MONTH.json, the month without a leading zero: every document of
@@ -31,6 +31,9 @@ let usage = """
       --to DAY        last publication day, YYYY-MM-DD (default 2025-12-31)
       --key KEY       the api-key requests must carry (default test-key)
       --envelope E    meta (2013-2024 responses) or metadata (2025 responses); default meta
+      --full-crops P  give P% of the documents whose multimedia lists crops (the 2019 shape)
+                      the image's full set of 68, as the API of 2018-2019 lists them (about
+                      19 KB more each; real months of those years run to 90 MB); default 0
       --fault LIST    faults for the first API requests (search or archive, in order of
                       arrival), comma-separated:
                       429,500,401,403,slow:SECONDS,truncated,malformed,drop,docsnull
@@ -73,6 +76,7 @@ var lastDay = ArticleGenerator.defaultLastDay
 var key = "test-key"
 var envelope = FakeNYTServer.Envelope.meta
 var faults: [FakeNYTServer.Fault] = []
+var fullCrops = 0
 
 var arguments = Array(CommandLine.arguments.dropFirst())
 while !arguments.isEmpty {
@@ -81,7 +85,7 @@ while !arguments.isEmpty {
         FileHandle.standardOutput.write(Data(usage.utf8))
         exit(0)
     }
-    guard ["--port", "--docs", "--seed", "--from", "--to", "--key", "--envelope", "--fault"].contains(option) else {
+    guard ["--port", "--docs", "--seed", "--from", "--to", "--key", "--envelope", "--full-crops", "--fault"].contains(option) else {
         usageError("unknown argument '\(option)'")
     }
     guard !arguments.isEmpty else { usageError("\(option) needs a value") }
@@ -101,6 +105,11 @@ while !arguments.isEmpty {
         if option == "--from" { firstDay = value } else { lastDay = value }
     case "--key":
         key = value
+    case "--full-crops":
+        guard let parsed = Int(value), (0...100).contains(parsed) else {
+            usageError("--full-crops must be a percentage from 0 to 100, not '\(value)'")
+        }
+        fullCrops = parsed
     case "--envelope":
         switch value {
         case "meta": envelope = .meta
@@ -122,7 +131,8 @@ if let first = ArticleGenerator.startOfDay(firstDay), let last = ArticleGenerato
 let server: FakeNYTServer
 do {
     server = try FakeNYTServer(
-        documents: ArticleGenerator.corpus(count: count, seed: seed, from: firstDay, to: lastDay),
+        documents: ArticleGenerator.withFullCropSets(
+            ArticleGenerator.corpus(count: count, seed: seed, from: firstDay, to: lastDay), percent: fullCrops, seed: seed),
         apiKey: key, envelope: envelope, port: port)
 } catch {
     complain("cannot listen on 127.0.0.1:\(port): \(error)")

@@ -63,7 +63,9 @@ import Testing
         #expect(counts.values.max()! < 200)  // 100 expected per bucket
     }
 
-    @Test(arguments: ["4fd2a0b78eb7c8105d88fd8e", "nyt://article/0c5bb1a5-0000-4000-8000-000000000001", "A/b c", String(repeating: "é", count: 300)])
+    @Test(arguments: [
+        "4fd2a0b78eb7c8105d88fd8e", "nyt://article/0c5bb1a5-0000-4000-8000-000000000001", "A/b c", String(repeating: "é", count: 300),
+    ])
     func theBucketReadFromADocumentPathIsTheIDsBucket(id: String) {
         #expect(FileNames.bucket(ofDocumentPath: FileNames.documentPath(for: id)) == FileNames.bucket(for: id))
     }

@@ -1051,7 +1051,8 @@ extension FilterTests {
 
         @Test func tokensOfMixedTextAreThoseOfTheScalarTokenizer() {
             let pieces = [
-                "a", "Z", "9", " ", "'", "’", "ʼ", "-", ".", "é", "É", "ß", "ﬁ", "Ⅻ", "東", "オ", "😀", "\u{301}", "ı", "İ", "Ω", "ñ", "\u{A0}", "“",
+                "a", "Z", "9", " ", "'", "’", "ʼ", "-", ".", "é", "É", "ß", "ﬁ", "Ⅻ", "東", "オ", "😀", "\u{301}", "ı", "İ", "Ω", "ñ",
+                "\u{A0}", "“",
                 "\n", "Ａ", "١",
             ]
             var random = SplitMix64(state: 5)

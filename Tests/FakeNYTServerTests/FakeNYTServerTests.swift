@@ -569,6 +569,41 @@ func currentMonth() -> (year: Int, month: Int) {
 
 @Suite("Fake NYT server: the archive")
 struct FakeNYTArchiveTests {
+    @Test func fullCropSetsGoToTheChosenShareOfTheDocumentsWithCropsAndLeaveTheRestAlone() throws {
+        let corpus = ArticleGenerator.corpus(count: 2_000, seed: 37, from: "2019-01-01", to: "2019-01-31")
+        #expect(ArticleGenerator.withFullCropSets(corpus, percent: 0, seed: 37) == corpus)
+        let cropped = ArticleGenerator.withFullCropSets(corpus, percent: 25, seed: 37)
+        #expect(cropped == ArticleGenerator.withFullCropSets(corpus, percent: 25, seed: 37))  // depends only on the seed
+        var withCrops = 0
+        var changed = 0
+        for (before, after) in zip(corpus, cropped) {
+            guard case .array(let listed)? = before["multimedia"], listed.first?["crop_name"] != nil else {
+                #expect(after == before)
+                continue
+            }
+            withCrops += 1
+            if after == before { continue }
+            changed += 1
+            guard case .array(let crops)? = after["multimedia"] else {
+                Issue.record("multimedia is no longer an array")
+                continue
+            }
+            #expect(crops.count == 68)
+            // The crops listed before keep their URLs, in the same places; every crop is an image.
+            for (index, crop) in listed.enumerated() { #expect(crops[index]["url"] == crop["url"]) }
+            #expect(crops.allSatisfy { $0["type"] == .string("image") && $0["legacy"]?.isObject == true })
+            // Nothing else of the document changes.
+            #expect(after.setting("multimedia", to: .array(listed)) == before)
+        }
+        #expect(withCrops > 300)
+        // About a quarter of them (binomial: well inside 15%-35%).
+        #expect(Double(changed) > 0.15 * Double(withCrops) && Double(changed) < 0.35 * Double(withCrops), "\(changed) of \(withCrops)")
+        // The bench's month: 10% take it past 20 MB at 8,000 documents; here the bytes grow accordingly.
+        let before = corpus.reduce(0) { $0 + JSONWriter.compactBytes($1).count }
+        let after = cropped.reduce(0) { $0 + JSONWriter.compactBytes($1).count }
+        #expect(after > before + changed * 15_000)
+    }
+
     @Test func archivePathHasNoLeadingZero() {
         #expect(FakeNYTServer.archivePath(year: 2019, month: 1) == "/svc/archive/v1/2019/1.json")
         #expect(FakeNYTServer.archivePath(year: 1851, month: 12) == "/svc/archive/v1/1851/12.json")
