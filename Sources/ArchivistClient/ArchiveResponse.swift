@@ -38,6 +38,19 @@ public struct ArchiveResponse: Sendable {
         ranges = parsed.elements ?? []
     }
 
+    /// Where a batch starting at document `start` ends: after `documents` documents, or before
+    /// the one that would take the batch's bytes of the body past `bytes` (one document at least).
+    public func batchEnd(from start: Int, documents: Int, bytes: Int) -> Int {
+        var end = start
+        var total = 0
+        while end < ranges.count, end - start < documents {
+            total += ranges[end].count
+            if total > bytes, end > start { break }
+            end += 1
+        }
+        return end
+    }
+
     /// The documents at `positions` (a range within `0..<documentCount`), parsed; a document that
     /// cannot be stored (not an object, no `_id` string) is given as an error naming its place,
     /// `response.docs[17]`.

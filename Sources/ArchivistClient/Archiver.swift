@@ -57,8 +57,12 @@ public enum ArchiveEvent: Sendable, Equatable {
 /// library, a server never reached, or a storage error. A month stopped in the middle stays
 /// `partial` and is fetched again whole next time (the upserts leave unchanged documents alone).
 public final class Archiver: Sendable {
-    /// Documents per durable batch.
+    /// Documents per durable batch, at most.
     public static let batchSize = 1_000
+    /// Bytes of the body per durable batch, at most (a batch has one document at least): a month
+    /// of large documents is stored in smaller batches, so that the two batches in hand (one
+    /// written, the next prepared) stay a few times this size in memory.
+    public static let batchBytes = 4 << 20
 
     private let client: NYTClient
     private let store: DocumentStore
@@ -175,29 +179,31 @@ public final class Archiver: Sendable {
         onEvent(.storing(stored: 0, received: record.received))
         // The next batch is parsed and encoded on another core while this one is written.
         let store = self.store
-        func preparing(_ start: Int) -> Task<(PreparedBatch, [ClientError]), Never>? {
+        func preparing(_ start: Int) -> (end: Int, task: Task<(PreparedBatch, [ClientError]), Never>)? {
             guard start < response.documentCount else { return nil }
-            let end = min(start + Archiver.batchSize, response.documentCount)
-            return Task.detached {
-                var documents: [JSONValue] = []
-                var rejected: [ClientError] = []
-                documents.reserveCapacity(end - start)
-                for result in response.documents(start..<end) {
-                    switch result {
-                    case .success(let document): documents.append(document)
-                    case .failure(let error): rejected.append(error)
+            let end = response.batchEnd(from: start, documents: Archiver.batchSize, bytes: Archiver.batchBytes)
+            return (
+                end,
+                Task.detached {
+                    var documents: [JSONValue] = []
+                    var rejected: [ClientError] = []
+                    documents.reserveCapacity(end - start)
+                    for result in response.documents(start..<end) {
+                        switch result {
+                        case .success(let document): documents.append(document)
+                        case .failure(let error): rejected.append(error)
+                        }
                     }
+                    return (store.prepareUpsert(documents), rejected)
                 }
-                return (store.prepareUpsert(documents), rejected)
-            }
+            )
         }
         var next = preparing(0)
-        while let preparation = next {
+        while let (end, preparation) = next {
             if isCancelled() {
                 if record.stored > 0 { try records.save(record) }
                 throw .cancelled
             }
-            let end = min(start + Archiver.batchSize, response.documentCount)
             let (batch, rejected) = await preparation.value
             record.rejected += rejected.count
             if firstRejection == nil, let error = rejected.first { firstRejection = Self.message(error) }

@@ -148,6 +148,20 @@ func archiveBody(_ documents: [JSONValue], hits: Int? = nil) -> [UInt8] {
         #expect(results[2] == .failure(.missingID(path: "response.docs[2]")))
         #expect(results[3] == .failure(.missingID(path: "response.docs[3]")))
     }
+
+    @Test func batchesEndAtTheirDocumentCountOrBeforeTheirBytesRunOver() throws {
+        // Documents of 10, 10, 30, 10 and 10 bytes.
+        let docs = [#"{"_id":"a"}"#, #"{"_id":"b"}"#, #"{"_id":"c","x":"0123456789abcdefghi"}"#, #"{"_id":"d"}"#, #"{"_id":"e"}"#]
+        let body = Array((#"{"response":{"docs":["# + docs.joined(separator: ",") + #"],"meta":{"hits":5}}}"#).utf8)
+        let response = try ArchiveResponse(body: body, source: "x")
+        #expect(docs.map(\.utf8.count) == [11, 11, 38, 11, 11])
+        #expect(response.batchEnd(from: 0, documents: 2, bytes: 1_000) == 2)  // the count
+        #expect(response.batchEnd(from: 0, documents: 10, bytes: 1_000) == 5)  // the end of the month
+        #expect(response.batchEnd(from: 0, documents: 10, bytes: 30) == 2)  // the bytes: c would pass 30
+        #expect(response.batchEnd(from: 2, documents: 10, bytes: 30) == 3)  // one document at least
+        #expect(response.batchEnd(from: 3, documents: 10, bytes: 22) == 5)  // exactly the bytes
+        #expect(response.batchEnd(from: 5, documents: 10, bytes: 30) == 5)
+    }
 }
 
 extension Result where Failure == ClientError {
