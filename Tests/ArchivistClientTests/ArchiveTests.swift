@@ -150,11 +150,11 @@ func archiveBody(_ documents: [JSONValue], hits: Int? = nil) -> [UInt8] {
     }
 
     @Test func batchesEndAtTheirDocumentCountOrBeforeTheirBytesRunOver() throws {
-        // Documents of 10, 10, 30, 10 and 10 bytes.
+        // Documents of 11, 11, 37, 11 and 11 bytes.
         let docs = [#"{"_id":"a"}"#, #"{"_id":"b"}"#, #"{"_id":"c","x":"0123456789abcdefghi"}"#, #"{"_id":"d"}"#, #"{"_id":"e"}"#]
         let body = Array((#"{"response":{"docs":["# + docs.joined(separator: ",") + #"],"meta":{"hits":5}}}"#).utf8)
         let response = try ArchiveResponse(body: body, source: "x")
-        #expect(docs.map(\.utf8.count) == [11, 11, 38, 11, 11])
+        #expect(docs.map(\.utf8.count) == [11, 11, 37, 11, 11])
         #expect(response.batchEnd(from: 0, documents: 2, bytes: 1_000) == 2)  // the count
         #expect(response.batchEnd(from: 0, documents: 10, bytes: 1_000) == 5)  // the end of the month
         #expect(response.batchEnd(from: 0, documents: 10, bytes: 30) == 2)  // the bytes: c would pass 30
