@@ -137,11 +137,16 @@ public final class Shell: @unchecked Sendable {
 
     /// Runs one command with its arguments; returns the exit status.
     public func execute(command name: String, arguments: [String]) -> Int32 {
+        execute(command: name, words: arguments.map { ShellWord($0, quoting: .unknown) })
+    }
+
+    /// Runs one command with words that remember their quotes (a line typed or read from a script).
+    public func execute(command name: String, words arguments: [ShellWord]) -> Int32 {
         guard let command = commands.command(named: name) else {
             return report(ShellError.usage("unknown command '\(name)'; run 'archivist help' for the list", command: nil))
         }
         do {
-            let invocation = try command.parse(arguments)
+            let invocation = try command.parse(words: arguments)
             if command.isInterruptible {
                 try Interruption.catching { try command.run(invocation, self) }
             } else {

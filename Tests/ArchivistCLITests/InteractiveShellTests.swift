@@ -144,6 +144,22 @@ final class InteractiveShellTests {
         try type("four", "C-u", ".quit", "Enter")
     }
 
+    @Test("filters are read as typed at the prompt (a quoted value, a phrase, bare words), and quit leaves")
+    func filtersAsTypedAtThePrompt() throws {
+        try startShell(session: "five")
+        try waitFor("data>", in: "five")
+        try type("five", #"put ny {"section_name": "New York", "headline": {"main": "An Unlikely Deal"}}"#, "Enter")
+        try waitFor("added", in: "five")
+        try type("five", #"count section_name = "New York""#, "Enter")
+        try waitFor("count section_name = \"New York\"\n1\n", in: "five")
+        try type("five", #"count "unlikely deal""#, "Enter")
+        try waitFor("count \"unlikely deal\"\n1\n", in: "five")
+        try type("five", "count unlikely deal", "Enter")
+        try waitFor("count unlikely deal\n1\n", in: "five")
+        try type("five", "quit", "Enter")
+        #expect(try waitUntilEnded("five"), "quit ends the shell")
+    }
+
     @Test("a line carrying a secret is not saved in the history")
     func secretsStayOutOfTheHistory() throws {
         try startShell(session: "three")

@@ -269,14 +269,8 @@ struct QueryCommandTests {
         (["find", "section_name >= "], "error: filter: column 17: expected a value after '>='\n"),
         (["find", "section_name", ">="], "error: filter: column 16: expected a value after '>='\n"),
         (["count", "(section_name = Sports"], "error: filter: column 23: expected ')' to close the '(' at column 1\n"),
-        (
-            ["find", "section_name is Sports"],
-            "error: filter: column 14: expected an operator (= != < <= > >= ~ in exists missing) after 'section_name', found 'is'\n"
-        ),
-        (
-            ["facet", "section_name", "Sports"],
-            "error: filter: column 7: expected an operator (= != < <= > >= ~ in exists missing) after 'Sports' (quote a phrase to search text)\n"
-        ),
+        (["find", "section_name = Sports Foreign"], "error: filter: column 23: expected 'and', 'or' or the end, found 'Foreign'\n"),
+        (["facet", "section_name", "byline exists Sports"], "error: filter: column 15: expected 'and', 'or' or the end, found 'Sports'\n"),
         (["export", "news_desk in Sports"], "error: filter: column 14: expected '(' after 'in'\n"),
         (
             ["remove", "--where", "section_name = Sports and"],

@@ -27,6 +27,24 @@ import Testing
     }
 
     @Test(arguments: [
+        ("Sports", ShellWord.Quoting.none),
+        (#""New York""#, .double),
+        ("'New York'", .single),
+        (#""""#, .double),
+        (#"headline~"don't""#, .mixed),
+        (#""a"'b'"#, .mixed),
+        (#"one\ word"#, .none),
+        (#"{"a": 1}"#, .json),
+    ])
+    func eachWordRemembersHowItWasQuoted(word: String, quoting: ShellWord.Quoting) {
+        guard case .words(let words) = CommandLineSplitter.splitWords("count " + word + " next") else {
+            Issue.record("not a whole command")
+            return
+        }
+        #expect(words.map(\.quoting) == [.none, quoting, .none], "\(word)")
+    }
+
+    @Test(arguments: [
         #"put x {"a": 1"#,
         #"put x ["#,
         #"find "unclosed"#,
@@ -207,6 +225,63 @@ struct ScriptTests {
         #expect(result.status == 1, "\(result)")
         #expect(result.stderrLines.count == 1 && result.stderrLines[0].hasPrefix("error: line 1: "), "\(result)")
         #expect(result.stdoutLines == ["1"], "count ran on the first folder: \(result)")
+    }
+
+    /// Four documents: two in "New York", one about the Knicks' Lopez, one with an apostrophe.
+    func seedSections() throws {
+        let documents = [
+            #"{"_id":"ny1","section_name":"New York","headline":{"main":"Subway Fares Rise"}}"#,
+            #"{"_id":"ny2","section_name":"New York","headline":{"main":"An Unlikely Deal at City Hall"}}"#,
+            #"{"_id":"sp1","section_name":"Sports","headline":{"main":"Knicks Beat Nets as Lopez Scores 30"}}"#,
+            #"{"_id":"op1","section_name":"Opinion","headline":{"main":"Don't Look Up"}}"#,
+        ]
+        try sandbox.write(documents.joined(separator: "\n") + "\n", to: sandbox.root + "/in.jsonl")
+        #expect(try sandbox.run(["import", sandbox.root + "/in.jsonl"]).status == 0)
+    }
+
+    @Test("a script's filters are read as typed: quoted values, phrases, bare words; quit leaves")
+    func filtersAsTypedInAScript() throws {
+        try seedSections()
+        let result = try script(
+            #"""
+            .mode csv
+            count section_name = "New York"
+            find "unlikely deal" --fields _id
+            count "knicks lopez"
+            count knicks lopez
+            find headline.main ~ "don't" --fields _id
+            count section_name = 'New York' and subway
+            .mode jsonl
+            export "knicks lopez"
+            quit
+            count
+            """#)
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stderr.isEmpty, "\(result)")
+        #expect(Array(result.stdoutLines.prefix(8)) == ["2", "_id", "ny2", "1", "1", "_id", "op1", "1"], "\(result)")
+        #expect(result.stdoutLines.count == 9 && result.stdoutLines[8].hasPrefix(#"{"_id":"sp1","#), "\(result)")
+    }
+
+    @Test("on the command line the words of a filter keep their meaning without extra quoting")
+    func filtersAsGivenOnTheCommandLine() throws {
+        try seedSections()
+        #expect(try sandbox.run(["count", "section_name", "=", "New York"]).stdoutLines == ["2"])
+        #expect(try sandbox.run(["count", "knicks", "lopez"]).stdoutLines == ["1"])
+        #expect(try sandbox.run(["count", "knicks lopez"]).stdoutLines == ["1"])
+        #expect(try sandbox.run(["find", "unlikely", "deal", "--fields", "_id", "--format", "csv"]).stdoutLines == ["_id", "ny2"])
+        #expect(try sandbox.run(["count", "section_name = Sports"]).stdoutLines == ["1"])
+        let removed = try sandbox.run(["remove", "--where", "section_name", "=", "New York"])
+        #expect(removed.status == 0 && removed.stdoutLines == [#"{"removed":2,"missing":0}"#], "\(removed)")
+        // A syntax error still names its column, in the filter as given.
+        let error = try sandbox.run(["count", "section_name", "=", "Sports", "Foreign"])
+        #expect(error.status == 1 && error.stderrText == "error: filter: column 23: expected 'and', 'or' or the end, found 'Foreign'\n")
+    }
+
+    @Test(arguments: ["quit", "exit", ".quit", ".exit"])
+    func eachWordForLeavingStopsTheScript(word: String) throws {
+        let result = try script("put a {}\n\(word)\nput b {}\n")
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stdoutLines == [#"{"id":"a","outcome":"added"}"#], "\(result)")
     }
 }
 

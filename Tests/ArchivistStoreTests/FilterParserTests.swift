@@ -205,6 +205,30 @@ fileprivate func num(_ literal: String) -> JSONValue { .number(literal) }
         #expect(try FilterParser.parse(text) == expected, "\(text)")
     }
 
+    // MARK: Bare words
+
+    static let bareWords: [(String, Filter)] = [
+        ("Sports", .text("Sports")),
+        ("climate change", .text("climate change")),
+        ("knicks lopez", .text("knicks lopez")),
+        ("section_name is Sports", .text("section_name is Sports")),
+        ("climate change and section_name = Science", .and([.text("climate change"), eq("section_name", str("Science"))])),
+        ("section_name = Sports and Foreign", .and([eq("section_name", str("Sports")), .text("Foreign")])),
+        ("not preview", .nor([.text("preview")])),
+        ("knicks or nets", .or([.text("knicks"), .text("nets")])),
+        ("(knicks or nets) and word_count > 100", .and([.or([.text("knicks"), .text("nets")]), .field("word_count", [.gt(num("100"))])])),
+        // A word that an operator (or exists, missing, in, not in) follows is still a field.
+        ("byline exists", .field("byline", [.exists(true)])),
+        ("byline missing", .field("byline", [.exists(false)])),
+        ("news_desk not in (Sports)", .field("news_desk", [.nin([str("Sports")])])),
+        ("news_desk in (Sports)", .field("news_desk", [.in([str("Sports")])])),
+    ]
+
+    @Test(arguments: bareWords)
+    func bareWordsThatNoOperatorFollowsAreAFullTextSearch(text: String, expected: Filter) throws {
+        #expect(try FilterParser.parse(text) == expected, "\(text)")
+    }
+
     @Test func theExampleOfTheDocumentationCompiles() throws {
         let filter = try FilterParser.parse("section_name = Sports and pub_date >= 2015-07-01 and not headline.main ~ \"preview\"")
         #expect(
@@ -266,30 +290,11 @@ fileprivate func num(_ literal: String) -> JSONValue { .number(literal) }
         ("()", "filter: column 2: expected a field name or a quoted phrase, found ')'"),
         ("a = 1)", "filter: column 6: expected 'and', 'or' or the end, found ')'"),
         // Unknown operators.
-        (
-            "section_name is Sports",
-            "filter: column 14: expected an operator (= != < <= > >= ~ in exists missing) after 'section_name', found 'is'"
-        ),
         ("section_name ! Sports", "filter: column 14: expected '!=' ('!' alone is not an operator)"),
         ("section_name !Sports", "filter: column 14: expected '!=' ('!' alone is not an operator)"),
-        (
-            "section_name (Sports)",
-            "filter: column 14: expected an operator (= != < <= > >= ~ in exists missing) after 'section_name', found '('"
-        ),
-        (
-            #"section_name "Sports""#,
-            "filter: column 14: expected an operator (= != < <= > >= ~ in exists missing) after 'section_name', found \"Sports\""
-        ),
-        // A bare word without an operator.
-        (
-            "Sports",
-            "filter: column 7: expected an operator (= != < <= > >= ~ in exists missing) after 'Sports' (quote a phrase to search text)"
-        ),
-        ("climate change", "filter: column 9: expected an operator (= != < <= > >= ~ in exists missing) after 'climate', found 'change'"),
-        (
-            "section_name = Sports and Foreign",
-            "filter: column 34: expected an operator (= != < <= > >= ~ in exists missing) after 'Foreign' (quote a phrase to search text)"
-        ),
+        // Bare words end where something else than a word follows.
+        ("section_name (Sports)", "filter: column 14: expected 'and', 'or' or the end, found '('"),
+        (#"section_name "Sports""#, "filter: column 14: expected 'and', 'or' or the end, found \"Sports\""),
         // Missing conditions and trailing words.
         ("section_name = Sports and", "filter: column 26: expected a condition such as 'field = value' or a quoted phrase"),
         ("section_name = Sports or ", "filter: column 26: expected a condition such as 'field = value' or a quoted phrase"),

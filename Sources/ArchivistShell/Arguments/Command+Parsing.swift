@@ -2,14 +2,22 @@ extension Command {
     /// Splits arguments into options and positionals, checking them against this command's
     /// declared options and arity.
     public func parse(_ arguments: [String]) throws(ShellError) -> ParsedArguments {
+        try parse(words: arguments.map { ShellWord($0, quoting: .unknown) })
+    }
+
+    /// Parses words that remember their quotes (a line typed or read from a script): a word in
+    /// quotes is never an option.
+    public func parse(words arguments: [ShellWord]) throws(ShellError) -> ParsedArguments {
         var parsed = ParsedArguments(command: name)
         var index = 0
         var optionsEnded = false
         while index < arguments.count {
-            let argument = arguments[index]
+            let word = arguments[index]
+            let argument = word.text
             index += 1
-            if optionsEnded || !argument.hasPrefix("--") || argument == "-" {
-                parsed.positionals.append(argument)
+            let quoted = word.quoting == .single || word.quoting == .double
+            if optionsEnded || quoted || !argument.hasPrefix("--") || argument == "-" {
+                parsed.positionalWords.append(word)
                 continue
             }
             if argument == "--" {
@@ -22,9 +30,9 @@ extension Command {
             }
             if let valueName = option.valueName {
                 if let inlineValue {
-                    parsed.values[name, default: []].append(inlineValue)
+                    parsed.valueWords[name, default: []].append(ShellWord(inlineValue, quoting: word.quoting))
                 } else if index < arguments.count {
-                    parsed.values[name, default: []].append(arguments[index])
+                    parsed.valueWords[name, default: []].append(arguments[index])
                     index += 1
                 } else {
                     throw .usage("\(self.name): option '\(name)' needs a value (\(valueName))", command: self.name)
@@ -36,10 +44,10 @@ extension Command {
                 parsed.flags.insert(name)
             }
         }
-        if parsed.positionals.count < arity.lowerBound {
+        if parsed.positionalWords.count < arity.lowerBound {
             throw .usage("\(self.name): missing arguments; usage: \(usage)", command: self.name)
         }
-        if parsed.positionals.count > arity.upperBound {
+        if parsed.positionalWords.count > arity.upperBound {
             throw .usage("\(self.name): too many arguments; usage: \(usage)", command: self.name)
         }
         return parsed

@@ -14,6 +14,14 @@ public enum CommandLineSplitter {
         case incomplete
     }
 
+    /// The result of splitting, with how each word was quoted.
+    public enum WordsOutcome: Equatable, Sendable {
+        /// The words of a whole command.
+        case words([ShellWord])
+        /// The command goes on on the next line.
+        case incomplete
+    }
+
     /// Follows the brackets of a JSON argument, outside its strings.
     struct BracketTracker {
         var isJSON = false
@@ -44,6 +52,14 @@ public enum CommandLineSplitter {
 
     /// Splits `text` (one or more lines joined with newlines).
     public static func split(_ text: String) -> Outcome {
+        switch splitWords(text) {
+        case .words(let words): return .words(words.map(\.text))
+        case .incomplete: return .incomplete
+        }
+    }
+
+    /// Splits `text` into words that remember their quotes.
+    public static func splitWords(_ text: String) -> WordsOutcome {
         // A line ending in an unescaped backslash continues.
         guard !endsInContinuation(text) else { return .incomplete }
         var scanner = WordScanner(Array(text.replacingOccurrences(of: "\\\n", with: "")))
@@ -65,9 +81,14 @@ public enum CommandLineSplitter {
     struct WordScanner {
         private let characters: [Character]
         private var index = 0
-        private var words: [String] = []
+        private var words: [ShellWord] = []
         private var current = ""
         private var inWord = false
+        /// How many quoted spans the current word has, the quote of the first, and whether it
+        /// has characters outside quotes.
+        private var quotedSpans = 0
+        private var firstQuote: Character?
+        private var hasBareCharacters = false
         /// The quote character of an open quote.
         private var quote: Character?
         private var brackets = BracketTracker()
@@ -79,9 +100,24 @@ public enum CommandLineSplitter {
         }
 
         /// The words, or `.incomplete` when a quote or a JSON argument's brackets are still open.
-        var outcome: Outcome {
+        var outcome: WordsOutcome {
             if quote != nil || brackets.isOpen { return .incomplete }
-            return .words(inWord ? words + [current] : words)
+            return .words(inWord ? words + [currentWord] : words)
+        }
+
+        /// The current word with its quoting.
+        private var currentWord: ShellWord {
+            let quoting: ShellWord.Quoting
+            if literalJSON {
+                quoting = .json
+            } else if quotedSpans == 0 {
+                quoting = .none
+            } else if quotedSpans == 1, !hasBareCharacters {
+                quoting = firstQuote == "'" ? .single : .double
+            } else {
+                quoting = .mixed
+            }
+            return ShellWord(current, quoting: quoting)
         }
 
         /// Scans every character.
@@ -97,13 +133,13 @@ public enum CommandLineSplitter {
             // A word that starts with a bare `{` or `[` is JSON: taken literally (quotes and
             // backslashes included) until its brackets close, so `put ID {"a": 1}` works as typed.
             if literalJSON {
-                if brackets.isOpen || !Self.isBlank(c) { return add(c) }
-                literalJSON = false
+                if brackets.isOpen || !Self.isBlank(c) { return add(c, bare: true) }
+                return endWord(at: c)
             }
             if quote == nil, !inWord, c == "{" || c == "[" {
                 literalJSON = true
                 brackets.start(with: c)
-                return add(c)
+                return add(c, bare: true)
             }
             if let open = quote { return scanQuoted(c, closedBy: open) }
             scanBare(c)
@@ -116,9 +152,9 @@ public enum CommandLineSplitter {
                 quote = nil
             } else if open == "\"", c == "\\", let next = peek(), ["\"", "\\", "$", "`"].contains(next) {
                 index += 1
-                add(next)
+                add(next, bare: false)
             } else {
-                add(c)
+                add(c, bare: false)
             }
         }
 
@@ -129,15 +165,17 @@ public enum CommandLineSplitter {
             case "'", "\"":
                 quote = c
                 inWord = true
+                quotedSpans += 1
+                if firstQuote == nil { firstQuote = c }
             case "\\":
                 if let next = peek() {
                     index += 1
-                    add(next)
+                    add(next, bare: true)
                 }
             case _ where Self.isBlank(c):
                 endWord(at: c)
             default:
-                add(c)
+                add(c, bare: true)
             }
         }
 
@@ -148,16 +186,21 @@ public enum CommandLineSplitter {
                 current.append(blank)
                 return
             }
-            words.append(current)
+            words.append(currentWord)
             current = ""
             inWord = false
+            quotedSpans = 0
+            firstQuote = nil
+            hasBareCharacters = false
+            literalJSON = false
             brackets = BracketTracker()
         }
 
-        private mutating func add(_ c: Character) {
+        private mutating func add(_ c: Character, bare: Bool) {
             current.append(c)
             brackets.feed(c)
             inWord = true
+            if bare { hasBareCharacters = true }
         }
 
         private func peek() -> Character? {

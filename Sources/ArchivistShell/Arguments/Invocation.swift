@@ -5,7 +5,10 @@ public struct Invocation<Options: CommandOptions>: Sendable {
     public let command: String
     /// Arguments that are not options, in order.
     public let positionals: [String]
+    /// The same, with how each was quoted.
+    public let positionalWords: [ShellWord]
     private let values: [Options: [String]]
+    private let valueWords: [Options: [ShellWord]]
     private let flags: Set<Options>
 
     /// Reads `arguments` parsed against `Options`' declarations (an option they do not declare
@@ -21,13 +24,20 @@ public struct Invocation<Options: CommandOptions>: Sendable {
         }
         command = arguments.command
         positionals = arguments.positionals
+        positionalWords = arguments.positionalWords
         values = Dictionary(uniqueKeysWithValues: arguments.values.map { (declared($0.key), $0.value) })
+        valueWords = Dictionary(uniqueKeysWithValues: arguments.valueWords.map { (declared($0.key), $0.value) })
         flags = Set(arguments.flags.map(declared))
     }
 
     /// The last value given for an option that takes one.
     public func value(_ option: Options) -> String? {
         values(option).last
+    }
+
+    /// The last value given for an option that takes one, with how it was quoted.
+    public func valueWord(_ option: Options) -> ShellWord? {
+        valueWords[option]?.last
     }
 
     /// Every value given for an option that takes one (a repeatable option), in order.

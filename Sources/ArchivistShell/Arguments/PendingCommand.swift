@@ -12,7 +12,7 @@ struct PendingCommand {
         /// The command goes on on the next line.
         case unfinished
         /// A whole command: its text (lines joined with newlines) and its words.
-        case command(text: String, words: [String])
+        case command(text: String, words: [ShellWord])
     }
 
     /// Whether no command has been started.
@@ -26,7 +26,7 @@ struct PendingCommand {
         }
         lines.append(line)
         let text = lines.joined(separator: "\n")
-        guard case .words(let words) = CommandLineSplitter.split(text) else { return .unfinished }
+        guard case .words(let words) = CommandLineSplitter.splitWords(text) else { return .unfinished }
         lines = []
         return .command(text: text, words: words)
     }

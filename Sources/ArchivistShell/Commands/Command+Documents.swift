@@ -76,9 +76,9 @@ extension Command {
         arity: 0...Int.max
     ) { invocation, shell in
         var ids = invocation.positionals
-        if let filterText = invocation.value(.where) {
+        if let filterWord = invocation.valueWord(.where) {
             let store = try shell.store()
-            let result = try store.find(Query(filter: try parseFilter([filterText] + ids)))
+            let result = try store.find(Query(filter: try parseFilter([filterWord] + invocation.positionalWords)))
             noteScan(result.scannedPaths, shell: shell)
             ids = result.ids
             let removed = try store.remove(ids)

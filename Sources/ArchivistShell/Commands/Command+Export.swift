@@ -42,7 +42,7 @@ extension Command {
     /// The IDs `export` writes, in ID order: every document's, or those FILTER matches.
     static func exportedIDs(_ invocation: Invocation<ExportOption>, store: DocumentStore, shell: Shell) throws -> [String] {
         if invocation.positionals.isEmpty { return try store.entries().map(\.id) }
-        let result = try store.find(Query(filter: try parseFilter(invocation.positionals)))
+        let result = try store.find(Query(filter: try parseFilter(invocation.positionalWords)))
         noteScan(result.scannedPaths, shell: shell)
         return result.ids
     }

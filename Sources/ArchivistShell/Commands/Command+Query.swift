@@ -6,10 +6,11 @@ extension Command {
         FILTER is either a MongoDB filter document ('{"section_name": "Sports", "pub_date": {"$gte": "2015-07-01"}}')
         or the infix language: section_name = Sports and pub_date >= 2015-07-01 and not headline.main ~ preview.
         Operators: = != < <= > >= ~ (substring, any case and accents), in (a, b), not in (a, b), exists,
-        missing; and, or, not, parentheses. A quoted phrase alone is a full-text search over headline,
-        abstract, snippet, lead paragraph and keywords ('"climate change"'). Dates compare as instants in
-        any ISO-8601 spelling, and a date alone means its whole UTC day. The words of FILTER may be given
-        as separate arguments.
+        missing; and, or, not, parentheses. Words that no operator follows, or a quoted phrase, are a
+        full-text search over headline, abstract, snippet, lead paragraph and keywords (climate change,
+        "climate change"). Dates compare as instants in any ISO-8601 spelling, and a date alone means its
+        whole UTC day. FILTER is read as typed, quotes included: section_name = "New York" needs no other
+        quoting, at the prompt, in a script or on the command line.
         """
 
     /// `find`'s options.
@@ -40,13 +41,13 @@ extension Command {
             """,
         examples: [
             "find section_name = Sports and pub_date >= 2015-07-01 --sort pub_date:desc --limit 10",
-            #"find '"climate change"' --fields _id,headline.main"#,
+            #"find "climate change" --fields _id,headline.main"#,
             #"find '{"news_desk": {"$in": ["Sports", "Foreign"]}}' --format csv"#,
         ],
         options: FindOption.self,
         arity: 0...Int.max, isInterruptible: true
     ) { invocation, shell in
-        let filter = try parseFilter(invocation.positionals)
+        let filter = try parseFilter(invocation.positionalWords)
         var sort: [SortKey] = []
         for text in invocation.values(.sort) {
             guard let key = SortKey(parsing: text) else {
@@ -66,10 +67,11 @@ extension Command {
     /// `count [FILTER]`: a bare integer.
     public static let count = Command(
         name: "count", synopsis: "[FILTER]", summary: "Count the documents matching a filter (a bare integer)",
-        discussion: filterHelp, examples: ["count", "count section_name = Sports", #"count '"jury"'"#],
+        discussion: filterHelp,
+        examples: ["count", "count section_name = Sports", #"count section_name = "New York""#, "count knicks lopez"],
         arity: 0...Int.max
     ) { invocation, shell in
-        let filter = try parseFilter(invocation.positionals)
+        let filter = try parseFilter(invocation.positionalWords)
         let (count, scanned) = try shell.store().count(matching: filter)
         noteScan(scanned, shell: shell)
         shell.output.line(String(count))
@@ -94,7 +96,7 @@ extension Command {
         arity: 1...Int.max
     ) { invocation, shell in
         let path = invocation.positionals[0]
-        let filter = try parseFilter(Array(invocation.positionals.dropFirst()))
+        let filter = try parseFilter(Array(invocation.positionalWords.dropFirst()))
         let limit = try invocation.count(.limit)
         let (values, scanned) = try shell.store().facet(path, matching: filter, limit: limit)
         noteScan(scanned, shell: shell)
@@ -116,9 +118,9 @@ extension Command {
         shell.renderer.render(list: values.map { Record([("value", $0.value), ("count", .int($0.count))]) }, to: shell.output)
     }
 
-    /// Reads the filter words of a command line (joined with spaces) in either syntax.
-    static func parseFilter(_ words: [String]) throws -> Filter {
-        try FilterParser.parseAny(words.joined(separator: " "))
+    /// Reads the filter words of a command line in either syntax, as typed (`FilterWords`).
+    static func parseFilter(_ words: [ShellWord]) throws -> Filter {
+        try FilterParser.parseAny(FilterWords.text(words))
     }
 
     /// The paths of a `--fields a,b.c` option (blanks around a comma ignored), nil without it.

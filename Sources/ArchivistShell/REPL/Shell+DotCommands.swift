@@ -33,7 +33,7 @@ extension Shell {
         .mode [table|json|jsonl|csv]   show or set the output format
         .timer on|off                  print each command's wall time on stderr
         .open DIR                      switch to another data folder
-        .quit, .exit                   stop reading commands
+        .quit, .exit, quit, exit       stop reading commands (Ctrl-D too)
         .help                          this list
 
         """

@@ -40,16 +40,21 @@ extension Shell {
         return failed ? ExitStatus.failure : ExitStatus.success
     }
 
+    /// The commands that leave the shell besides `.quit` and `.exit`.
+    static let leavingWords: Set<String> = ["quit", "exit"]
+
     /// What `runLine` returns for `.quit`.
     static let quitStatus: Int32 = -1
 
     /// Runs one command line's words: a dot-command or a command of the table.
-    func runLine(_ words: [String]) -> Int32 {
-        let name = words[0]
+    func runLine(_ words: [ShellWord]) -> Int32 {
+        let name = words[0].text
         let arguments = Array(words.dropFirst())
-        if name.hasPrefix(".") { return runDotCommand(name, arguments) }
+        if name.hasPrefix(".") { return runDotCommand(name, arguments.map(\.text)) }
+        // psql's and mongosh's words for leaving, as `.quit` and `.exit` are sqlite3's.
+        if Self.leavingWords.contains(name), arguments.isEmpty { return Self.quitStatus }
         let start = Date()
-        let status = execute(command: name, arguments: arguments)
+        let status = execute(command: name, words: arguments)
         if showsTimer {
             errors.line(String(format: "time: %.3f s", Date().timeIntervalSince(start)))
         }

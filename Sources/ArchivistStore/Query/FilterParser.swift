@@ -10,7 +10,8 @@
 /// Operators: `= != < <= > >= ~` (case- and accent-insensitive substring), `in (a, b)`,
 /// `not in (a, b)`, `exists`, `missing`; `and`, `or`, `not` and parentheses. Values are quoted
 /// (`"New York"`, `'it''s'`) or bare (`Sports`, `2015-07-01`, `879`, `true`, `null`). A bare number is
-/// a number; quote it (`"879"`) for a string. A quoted phrase on its own is a full-text search.
+/// a number; quote it (`"879"`) for a string. A quoted phrase on its own is a full-text search, and
+/// so are bare words that no operator follows (`climate change`, as in a search box).
 public enum FilterParser {
     /// Parses a filter; an empty text is `.all`. Errors name the column and what was expected.
     public static func parse(_ text: String) throws(StoreError) -> Filter {
@@ -60,7 +61,8 @@ public enum FilterParser {
         }
     }
 
-    static let keywords: Set<String> = ["and", "or", "not", "in", "exists", "missing"]
+    /// The words of the language that are never field names or searched words.
+    public static let keywords: Set<String> = ["and", "or", "not", "in", "exists", "missing"]
 
     /// The tokens of a filter, each with its column (counted in characters from 1).
     static func tokenize(_ text: String) throws(StoreError) -> [Token] {
@@ -208,9 +210,36 @@ public enum FilterParser {
             case .quoted(let phrase):
                 return .text(phrase)
             case .word(let path) where !FilterParser.keywords.contains(path.lowercased()):
-                return try parseComparison(path: path, at: token)
+                if startsCondition { return try parseComparison(path: path, at: token) }
+                // Bare words, as in a search box: a full-text search of all of them.
+                var words = [path]
+                while let next = peek, case .word(let word) = next.kind, !FilterParser.keywords.contains(word.lowercased()) {
+                    position += 1
+                    if startsCondition {
+                        position -= 1
+                        break
+                    }
+                    words.append(word)
+                }
+                return .text(words.joined(separator: " "))
             default:
                 throw .invalidFilter("column \(token.column): expected a field name or a quoted phrase, found \(token.display)")
+            }
+        }
+
+        /// Whether the token after the word just read makes it a field of a condition: an
+        /// operator, or `exists`, `missing`, `in`, `not` (of `not in`).
+        var startsCondition: Bool {
+            guard let next = peek else { return false }
+            switch next.kind {
+            case .op: return true
+            case .word(let word):
+                switch word.lowercased() {
+                // `not` after a word can only be the start of `not in (...)`.
+                case "exists", "missing", "in", "not": return true
+                default: return false
+                }
+            default: return false
             }
         }
 
