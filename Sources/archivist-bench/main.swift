@@ -242,6 +242,11 @@ func benchQueries(text word: String) -> [BenchQuery] {
             return (result.values.count, [])
         },
         find("top10", "pub_date >= 2000-01-01", sort: [SortKey("pub_date", descending: true)], limit: 10, keepIDs: true),
+        BenchQuery(name: "timeline", description: "facet pub_date:year") { store in
+            let result = try store.timeline("pub_date", by: .year)
+            if !result.scannedPaths.isEmpty { fail("timeline: read documents for \(result.scannedPaths)") }
+            return (result.buckets.count, [])
+        },
     ]
 }
 

@@ -277,6 +277,35 @@ struct ScriptTests {
         #expect(error.status == 1 && error.stderrText == "error: filter: column 23: expected 'and', 'or' or the end, found 'Foreign'\n")
     }
 
+    @Test("a timeline is a row per year, month, week or day, oldest first, empty ones shown, with bars; bucket,count in csv")
+    func timelines() throws {
+        let dates = [
+            "2016-03-01T10:00:00Z", "2016-05-20T00:00:00Z", "2018-01-02T09:00:00-05:00", "2018-07-04T12:00:00Z", "2018-12-31T23:00:00Z",
+        ]
+        let documents = dates.enumerated().map { #"{"_id":"d\#($0)","pub_date":"\#($1)","headline":{"main":"Climate \#($0)"}}"# }
+        try sandbox.write(documents.joined(separator: "\n") + "\n", to: sandbox.root + "/in.jsonl")
+        #expect(try sandbox.run(["import", sandbox.root + "/in.jsonl"]).status == 0)
+        let table = try sandbox.run(["--format", "table", "facet", "pub_date:year", "climate"], environment: ["COLUMNS": "40"])
+        #expect(table.status == 0, "\(table)")
+        #expect(
+            table.stdoutText == """
+                2016  2  ████████████████████
+                2017  0
+                2018  3  ███████████████████████████████
+
+                """, "\(table.stdoutText)")
+        let csv = try sandbox.run(["--format", "csv", "facet", "pub_date:month", "pub_date >= 2018-01-01"])
+        #expect(
+            csv.stdoutLines == [
+                "bucket,count", "2018-01,1", "2018-02,0", "2018-03,0", "2018-04,0", "2018-05,0", "2018-06,0", "2018-07,1", "2018-08,0",
+                "2018-09,0", "2018-10,0", "2018-11,0", "2018-12,1",
+            ], "\(csv)")
+        let weeks = try sandbox.run(["--format", "csv", "facet", "pub_date:week", "--limit", "2"])
+        #expect(weeks.stdoutLines == ["bucket,count", "2018-12-24,0", "2018-12-31,1"], "\(weeks)")
+        let days = try sandbox.run(["--format", "jsonl", "facet", "pub_date:day", "pub_date < 2016-03-03"])
+        #expect(days.stdoutLines == [#"{"bucket":"2016-03-01","count":1}"#], "\(days)")
+    }
+
     @Test(arguments: ["quit", "exit", ".quit", ".exit"])
     func eachWordForLeavingStopsTheScript(word: String) throws {
         let result = try script("put a {}\n\(word)\nput b {}\n")

@@ -86,17 +86,34 @@ extension Command {
         }
     }
 
-    /// `facet FIELD [FILTER] [--limit N]`: documents per value.
+    /// `facet FIELD[:year|:month|:week|:day] [FILTER] [--limit N]`: documents per value, or per
+    /// span of time.
     public static let facet = Command(
-        name: "facet", synopsis: "FIELD [FILTER]", summary: "Count documents per value of a field, most frequent first",
-        discussion: "An array field counts each distinct element once per document. In table format each value gets a bar.\n\n"
-            + filterHelp,
-        examples: ["facet section_name", "facet keywords.value pub_date >= 2019-01-01 --limit 20"],
+        name: "facet", synopsis: "FIELD[:year|:month|:week|:day] [FILTER]",
+        summary: "Count documents per value of a field (most frequent first), or per year, month, week or day",
+        discussion: """
+            An array field counts each distinct element once per document. In table format each value gets a bar.
+
+            A date field with :year, :month, :week or :day is a timeline: documents per span of time (UTC),
+            oldest first, every span from the first to the last shown (empty ones too), each with a bar;
+            weeks run Monday to Sunday and are named by their Monday. In csv, json and jsonl the rows are
+            bucket and count, for plotting elsewhere.
+
+
+            """ + filterHelp,
+        examples: [
+            "facet section_name", "facet keywords.value pub_date >= 2019-01-01 --limit 20", #"facet pub_date:year "climate change""#,
+            "facet pub_date:month section_name = Sports and pub_date >= 2019-01-01",
+        ],
         options: FacetOption.self,
         arity: 1...Int.max
     ) { invocation, shell in
         let path = invocation.positionals[0]
         let filter = try parseFilter(Array(invocation.positionalWords.dropFirst()))
+        if let colon = path.lastIndex(of: ":"), let bucket = TimeBucket(rawValue: String(path[path.index(after: colon)...])) {
+            try printTimeline(String(path[..<colon]), by: bucket, matching: filter, limit: try invocation.count(.limit), shell: shell)
+            return
+        }
         let limit = try invocation.count(.limit)
         let (values, scanned) = try shell.store().facet(path, matching: filter, limit: limit)
         noteScan(scanned, shell: shell)
@@ -116,6 +133,29 @@ extension Command {
             return
         }
         shell.renderer.render(list: values.map { Record([("value", $0.value), ("count", .int($0.count))]) }, to: shell.output)
+    }
+
+    /// Prints a timeline: a row per bucket, oldest first (the last `limit` when given), with a
+    /// bar in table format; `bucket,count` records otherwise.
+    static func printTimeline(_ path: String, by bucket: TimeBucket, matching filter: Filter, limit: Int?, shell: Shell) throws {
+        let (all, scanned) = try shell.store().timeline(path, by: bucket, matching: filter)
+        noteScan(scanned, shell: shell)
+        let buckets = limit.map { Array(all.suffix($0)) } ?? all
+        let labels = buckets.map { bucket.label($0.start) }
+        guard shell.effectiveFormat == .table else {
+            shell.renderer.render(
+                list: zip(labels, buckets).map { Record([("bucket", .string($0)), ("count", .int($1.count))]) }, to: shell.output)
+            return
+        }
+        let labelWidth = labels.map(DisplayWidth.of).max() ?? 0
+        let countWidth = buckets.map { String($0.count).count }.max() ?? 1
+        let most = max(1, buckets.map(\.count).max() ?? 1)
+        let barWidth = max(10, min(60, Renderer.terminalWidth() - labelWidth - countWidth - 4))
+        for (label, item) in zip(labels, buckets) {
+            let bar = item.count == 0 ? "" : String(repeating: "█", count: max(1, item.count * barWidth / most))
+            let count = String(repeating: " ", count: countWidth - String(item.count).count) + String(item.count)
+            shell.output.line(DisplayWidth.padded(label, to: labelWidth) + "  " + count + (bar.isEmpty ? "" : "  " + bar))
+        }
     }
 
     /// Reads the filter words of a command line in either syntax, as typed (`FilterWords`).
