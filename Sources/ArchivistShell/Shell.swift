@@ -27,6 +27,9 @@ public final class Shell: @unchecked Sendable {
     private var openedStore: DocumentStore?
     /// Whether each command's wall time is printed on stderr (`.timer on`).
     public var showsTimer = false
+    /// Whether the interactive shell shows output taller than the terminal through a pager
+    /// (`.pager on|off`).
+    public var usesPager = true
     /// Whether the commands themselves come from standard input (a script or the shell), so
     /// `import -` has nothing of its own to read.
     public internal(set) var readsCommandsFromStandardInput = false

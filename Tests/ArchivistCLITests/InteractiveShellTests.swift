@@ -160,6 +160,50 @@ final class InteractiveShellTests {
         #expect(try waitUntilEnded("five"), "quit ends the shell")
     }
 
+    @Test("output taller than the terminal goes through $PAGER; short output and .pager off do not")
+    func longOutputGoesThroughThePager() throws {
+        let lines = (1...60).map { #"{"_id":"doc-\#($0)","headline":{"main":"Headline \#($0)"}}"# }
+        try sandbox.write(lines.joined(separator: "\n") + "\n", to: sandbox.root + "/in.jsonl")
+        #expect(try sandbox.run(["import", sandbox.root + "/in.jsonl"]).status == 0)
+        // The pager counts the lines it is given, so the screen shows that it ran, and on what.
+        try startShell(session: "six", environment: "PAGER=\"wc -l | sed 's/^/paged: /'\"")
+        try waitFor("data>", in: "six")
+        try type("six", "find --fields _id --limit 50", "Enter")
+        try waitFor("paged: 51", in: "six")  // a header and 50 rows, on a screen of 40
+        try type("six", "count", "Enter")
+        let short = try waitFor("\n60\n", in: "six")
+        #expect(!short.contains("paged: 1"), "a short answer is printed as it is:\n\(short)")
+        try type("six", ".pager off", "Enter")
+        try type("six", "find --fields _id --limit 50", "Enter")
+        let direct = try waitFor("doc-54\n", in: "six")  // the last of the 50, by ID
+        let afterOff = direct.components(separatedBy: ".pager off").last ?? ""
+        #expect(!afterOff.contains("paged:"), "with .pager off the rows are printed:\n\(direct)")
+        try type("six", "quit", "Enter")
+        #expect(try waitUntilEnded("six"))
+    }
+
+    @Test("get colours the document on a terminal; NO_COLOR turns that off")
+    func getColoursOnATerminal() throws {
+        #expect(try sandbox.run(["put", "a", #"{"headline": {"main": "Coloured"}, "word_count": 12}"#]).status == 0)
+        // An empty NO_COLOR is as good as none (no-color.org), whatever the test runner sets.
+        try startShell(session: "seven", environment: "NO_COLOR=")
+        try waitFor("data>", in: "seven")
+        try type("seven", "get a", "Enter")
+        try waitFor(#""Coloured""#, in: "seven")
+        let colored = try tmux(["capture-pane", "-t", "seven", "-p", "-e"]).output
+        // tmux shows the colours in its own spelling: bold, then blue.
+        #expect(colored.contains("\u{1B}[34m\"headline\"") && colored.contains("\u{1B}[32m\"Coloured\""), "\(colored)")
+        try type("seven", "quit", "Enter")
+        try waitUntilEnded("seven")
+        try startShell(session: "eight", environment: "NO_COLOR=1")
+        try waitFor("data>", in: "eight")
+        try type("eight", "get a", "Enter")
+        try waitFor(#""Coloured""#, in: "eight")
+        let plain = try tmux(["capture-pane", "-t", "eight", "-p", "-e"]).output
+        #expect(!plain.contains("\u{1B}[34m") && !plain.contains("\u{1B}[32m"), "\(plain)")
+        try type("eight", "quit", "Enter")
+    }
+
     @Test("a line carrying a secret is not saved in the history")
     func secretsStayOutOfTheHistory() throws {
         try startShell(session: "three")

@@ -329,4 +329,15 @@ struct DocumentIDCompletionTests {
         #expect(shell.completions(for: "get id0000").count == 10)
         #expect(shell.completions(for: "get ").count == 10_000, "at most 10,000 offered at once")
     }
+
+    @Test func theShellsOwnCommandsCompleteTheirWordsAndTheWordsForLeaving() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let shell = Shell(dataFolder: sandbox.data, output: TextSink(), errors: TextSink())
+        #expect(shell.completions(for: ".mode ") == ["table", "json", "jsonl", "csv"])
+        #expect(shell.completions(for: ".pager ") == ["on", "off"])
+        #expect(shell.completions(for: ".timer ") == ["on", "off"])
+        let first = Set(shell.completions(for: ""))
+        #expect(first.isSuperset(of: ["quit", "exit", ".quit", ".exit", ".pager", "find"]))
+    }
 }

@@ -34,7 +34,9 @@ extension Command {
         name: "get", synopsis: "ID", summary: "Print the document with this ID",
         discussion: """
             Prints the document as stored (pretty JSON) in table and json formats, on one line in jsonl,
-            and its top-level fields as columns in csv.
+            and its top-level fields as columns in csv. On a terminal, in table format, keys and values
+            have colours, as jq shows them; NO_COLOR (set to anything) or --format json turns them off,
+            and a pipe gets plain JSON.
             """,
         examples: ["get 4fd2a0b78eb7c8105d88fd8e", "--format jsonl get nyt://article/0b1c0a4e-2b43-5d0e-9f47-2a8b7b31f7c9"],
         arity: 1...1
@@ -43,6 +45,8 @@ extension Command {
         let store = try shell.store()
         guard let bytes = try store.documentBytes(withID: id) else { throw StoreError.notFound(id: id) }
         switch shell.effectiveFormat {
+        case .table where shell.output.isTerminal && shell.environment["NO_COLOR"].map(\.isEmpty) ?? true:
+            shell.output.write(bytes: JSONColors.colored(bytes))
         case .table, .json:
             shell.output.write(bytes: bytes)
         case .jsonl:

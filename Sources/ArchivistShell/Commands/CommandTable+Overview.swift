@@ -22,7 +22,8 @@ extension CommandTable {
                 Otherwise commands are read from standard input, one per line (blank lines and
                 # comments skipped; an open quote, JSON brackets or a trailing \\ continue a command on
                 the next line). Errors name their line; the exit status is 1 if any command failed.
-                Shell commands there: .mode FORMAT, .timer on|off, .open DIR, .quit, .help.
+                Shell commands there: .mode FORMAT, .timer on|off, .pager on|off, .open DIR, .help, and .quit,
+                .exit, quit or exit (Ctrl-D too) to leave.
 
                 Run 'archivist help COMMAND' for a command's usage and examples.
 

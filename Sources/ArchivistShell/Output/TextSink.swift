@@ -15,6 +15,9 @@ public final class TextSink: Sendable {
         var hasFailed = false
         /// Everything written, when the sink writes to memory.
         var captured: [UInt8] = []
+        /// Whether writes are held in the buffer until `stopHolding` (a command's output that may
+        /// go to a pager).
+        var isHolding = false
     }
 
     private let descriptor: Int32?
@@ -65,7 +68,25 @@ public final class TextSink: Sendable {
                 return
             }
             state.buffer.append(contentsOf: bytes)
-            if state.buffer.count >= 1 << 16 { flush(&state) }
+            if state.buffer.count >= 1 << 16, !state.isHolding { flush(&state) }
+        }
+    }
+
+    /// Holds what is written from now on, unwritten, until `stopHolding` (what was buffered
+    /// before is written first).
+    public func startHolding() {
+        state.withLock { state in
+            flush(&state)
+            state.isHolding = true
+        }
+    }
+
+    /// Stops holding and returns what was held (the caller writes it, here or to a pager).
+    public func stopHolding() -> [UInt8] {
+        state.withLock { state in
+            state.isHolding = false
+            defer { state.buffer.removeAll(keepingCapacity: true) }
+            return state.buffer
         }
     }
 
@@ -76,7 +97,7 @@ public final class TextSink: Sendable {
 
     /// Writes the buffer to the descriptor (the lock held), retrying interrupted writes.
     private func flush(_ state: inout State) {
-        guard let descriptor, !state.buffer.isEmpty else { return }
+        guard let descriptor, !state.buffer.isEmpty, !state.isHolding else { return }
         var offset = 0
         while offset < state.buffer.count {
             let n = state.buffer.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress! + offset, $0.count - offset) }

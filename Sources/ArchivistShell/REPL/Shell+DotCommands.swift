@@ -11,6 +11,8 @@ extension Shell {
             self.format = format
         case (".timer", 1) where ["on", "off"].contains(arguments[0]):
             showsTimer = arguments[0] == "on"
+        case (".pager", 1) where ["on", "off"].contains(arguments[0]):
+            usesPager = arguments[0] == "on"
         case (".open", 1):
             // The folder is switched only once its store opens: a bad one leaves the shell where it was.
             do {
@@ -32,6 +34,7 @@ extension Shell {
     static let dotCommandHelp = """
         .mode [table|json|jsonl|csv]   show or set the output format
         .timer on|off                  print each command's wall time on stderr
+        .pager on|off                  show output taller than the terminal through $PAGER (else less -FRX)
         .open DIR                      switch to another data folder
         .quit, .exit, quit, exit       stop reading commands (Ctrl-D too)
         .help                          this list

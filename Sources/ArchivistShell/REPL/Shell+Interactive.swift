@@ -31,12 +31,28 @@ extension Shell {
                 guard case .command(let command, let words) = pending.add(line) else { continue }
                 reader.addToHistory(command)
                 guard !words.isEmpty else { continue }
-                if runLine(words) == Self.quitStatus {
+                let paging = usesPager && output.isTerminal
+                if paging { output.startHolding() }
+                let status = runLine(words)
+                if paging { showHeld() }
+                if status == Self.quitStatus {
                     output.flush()
                     return ExitStatus.success
                 }
             }
         }
+    }
+
+    /// Writes the output held while a command ran: through the pager when it is taller than
+    /// the terminal, else as it is.
+    func showHeld() {
+        let held = output.stopHolding()
+        if let rows = Pager.terminalRows(), Pager.isTaller(held, than: rows) {
+            errors.flush()
+            if Pager.show(held, command: Pager.command(in: environment)) { return }
+        }
+        output.write(bytes: held)
+        output.flush()
     }
 
     /// `archivist 0.1.0 · data folder data · 1,234 documents`.

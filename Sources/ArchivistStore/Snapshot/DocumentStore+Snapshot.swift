@@ -210,7 +210,7 @@ extension DocumentStore {
             return problem("the log does not read to the point the snapshot covers")
         }
         guard fromLog.count == snapshot.count else {
-            return problem("holds \(snapshot.count) documents, the log \(fromLog.count) at the point it covers")
+            return problem("holds \(Plural.count(snapshot.count, "document")), the log \(fromLog.count) at the point it covers")
         }
         do throws(SnapshotDamage) {
             var previous: [UInt8] = []
