@@ -306,6 +306,23 @@ struct ScriptTests {
         #expect(days.stdoutLines == [#"{"bucket":"2016-03-01","count":1}"#], "\(days)")
     }
 
+    @Test("facet --by DATE:SPAN gives the top values of each span, a row per span in table format")
+    func topValuesPerSpan() throws {
+        let rows = [
+            ("2016-03-01", "Sports"), ("2016-04-01", "Sports"), ("2016-05-01", "World"), ("2016-06-01", "Arts"), ("2016-06-02", "Arts"),
+            ("2016-06-03", "Arts"), ("2018-01-01", "World"),
+        ]
+        let documents = rows.enumerated().map { #"{"_id":"d\#($0)","pub_date":"\#($1.0)T12:00:00Z","section_name":"\#($1.1)"}"# }
+        try sandbox.write(documents.joined(separator: "\n") + "\n", to: sandbox.root + "/in.jsonl")
+        #expect(try sandbox.run(["import", sandbox.root + "/in.jsonl"]).status == 0)
+        let table = try sandbox.run(["--format", "table", "facet", "section_name", "--by", "pub_date:year", "--limit", "2"])
+        #expect(table.stdoutLines == ["2016  Arts 3 · Sports 2", "2017", "2018  World 1"], "\(table)")
+        let csv = try sandbox.run(["--format", "csv", "facet", "section_name", "--by", "pub_date:year", "section_name != Arts"])
+        #expect(csv.stdoutLines == ["bucket,value,count", "2016,Sports,2", "2016,World,1", "2018,World,1"], "\(csv)")
+        let bad = try sandbox.run(["facet", "section_name", "--by", "pub_date:decade"])
+        #expect(bad.status == 64 && bad.stderrText.contains("--by takes DATE:SPAN"), "\(bad)")
+    }
+
     @Test(arguments: ["quit", "exit", ".quit", ".exit"])
     func eachWordForLeavingStopsTheScript(word: String) throws {
         let result = try script("put a {}\n\(word)\nput b {}\n")

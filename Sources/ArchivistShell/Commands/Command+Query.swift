@@ -79,10 +79,13 @@ extension Command {
 
     /// `facet`'s options.
     enum FacetOption: CommandOptions {
-        case limit
+        case limit, by
 
         var declaration: Option {
-            Option("--limit", value: "N", help: "show at most N values")
+            switch self {
+            case .limit: Option("--limit", value: "N", help: "show at most N values (of a timeline: the last N spans)")
+            case .by: Option("--by", value: "DATE:SPAN", help: "the top values in each span of a date (pub_date:year), 3 unless --limit")
+            }
         }
     }
 
@@ -97,19 +100,29 @@ extension Command {
             A date field with :year, :month, :week or :day is a timeline: documents per span of time (UTC),
             oldest first, every span from the first to the last shown (empty ones too), each with a bar;
             weeks run Monday to Sunday and are named by their Monday. In csv, json and jsonl the rows are
-            bucket and count, for plotting elsewhere.
+            bucket and count, for plotting elsewhere. With --by DATE:SPAN, FIELD's most frequent values in
+            each span: a row per span in table format, bucket, value and count rows otherwise.
 
 
             """ + filterHelp,
         examples: [
             "facet section_name", "facet keywords.value pub_date >= 2019-01-01 --limit 20", #"facet pub_date:year "climate change""#,
             "facet pub_date:month section_name = Sports and pub_date >= 2019-01-01",
+            "facet section_name --by pub_date:year --limit 3",
         ],
         options: FacetOption.self,
         arity: 1...Int.max
     ) { invocation, shell in
         let path = invocation.positionals[0]
         let filter = try parseFilter(Array(invocation.positionalWords.dropFirst()))
+        if let by = invocation.value(.by) {
+            guard let colon = by.lastIndex(of: ":"), let bucket = TimeBucket(rawValue: String(by[by.index(after: colon)...])) else {
+                throw invocation.usageError("\(FacetOption.by.name) takes DATE:SPAN, a span being year, month, week or day, not '\(by)'")
+            }
+            try printTopValues(
+                path, by: String(by[..<colon]), bucket, matching: filter, limit: try invocation.count(.limit) ?? 3, shell: shell)
+            return
+        }
         if let colon = path.lastIndex(of: ":"), let bucket = TimeBucket(rawValue: String(path[path.index(after: colon)...])) {
             try printTimeline(String(path[..<colon]), by: bucket, matching: filter, limit: try invocation.count(.limit), shell: shell)
             return
@@ -155,6 +168,47 @@ extension Command {
             let bar = item.count == 0 ? "" : String(repeating: "█", count: max(1, item.count * barWidth / most))
             let count = String(repeating: " ", count: countWidth - String(item.count).count) + String(item.count)
             shell.output.line(DisplayWidth.padded(label, to: labelWidth) + "  " + count + (bar.isEmpty ? "" : "  " + bar))
+        }
+    }
+
+    /// Prints the `limit` most frequent values of `path` in each span of the date at `datePath`
+    /// (the spans of its timeline, oldest first): in table format a row per span
+    /// (`2019  Sports 120 · Opinion 98`), else a `bucket,value,count` record per value.
+    static func printTopValues(
+        _ path: String, by datePath: String, _ bucket: TimeBucket, matching filter: Filter, limit: Int, shell: Shell
+    ) throws {
+        let store = try shell.store()
+        let (spans, scanned) = try store.timeline(datePath, by: bucket, matching: filter)
+        noteScan(scanned, shell: shell)
+        var rows: [(label: String, values: [(value: JSONValue, count: Int)])] = []
+        for span in spans {
+            let end = bucket.next(after: span.start)
+            let inSpan = Filter.field(
+                datePath,
+                [.gte(.string(Timestamp(milliseconds: span.start).description)), .lt(.string(Timestamp(milliseconds: end).description))])
+            let values = span.count == 0 ? [] : try store.facet(path, matching: .and([filter, inSpan]), limit: limit).values
+            rows.append((bucket.label(span.start), values))
+        }
+        guard shell.effectiveFormat == .table else {
+            var records: [Record] = []
+            for row in rows {
+                for item in row.values {
+                    records.append(Record([("bucket", .string(row.label)), ("value", item.value), ("count", .int(item.count))]))
+                }
+            }
+            shell.renderer.render(list: records, to: shell.output)
+            return
+        }
+        let labelWidth = rows.map { DisplayWidth.of($0.label) }.max() ?? 0
+        for row in rows {
+            let cells = row.values.map { Renderer.plainText($0.value) + " " + String($0.count) }
+            if cells.isEmpty {
+                shell.output.line(row.label)
+                continue
+            }
+            shell.output.line(
+                DisplayWidth.clipped(
+                    DisplayWidth.padded(row.label, to: labelWidth) + "  " + cells.joined(separator: " · "), to: Renderer.terminalWidth()))
         }
     }
 
