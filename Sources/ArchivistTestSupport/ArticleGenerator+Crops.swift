@@ -75,27 +75,8 @@ extension ArticleGenerator {
             if case .string(let name)? = crop["crop_name"], case .string(let url)? = crop["url"] { known[name] = url }
         }
         let stem = lead.hasSuffix("-articleLarge.jpg") ? String(lead.dropLast("-articleLarge.jpg".count)) : lead
-        return fullCropSet.map { subtype, crop, width, height in
-            let url = known[crop] ?? "\(stem)-\(crop).jpg"
-            return .object(sorting: [
-                JSONMember(key: "rank", value: .number("0")),
-                JSONMember(key: "subtype", value: .string(subtype)),
-                JSONMember(key: "caption", value: .null),
-                JSONMember(key: "credit", value: .null),
-                JSONMember(key: "type", value: .string("image")),
-                JSONMember(key: "url", value: .string(url)),
-                JSONMember(key: "height", value: .number(String(height))),
-                JSONMember(key: "width", value: .number(String(width))),
-                JSONMember(
-                    key: "legacy",
-                    value: .object(sorting: [
-                        JSONMember(key: subtype, value: .string(url)),
-                        JSONMember(key: subtype + "width", value: .number(String(width))),
-                        JSONMember(key: subtype + "height", value: .number(String(height))),
-                    ])),
-                JSONMember(key: "subType", value: .string(subtype)),
-                JSONMember(key: "crop_name", value: .string(crop)),
-            ])
+        return fullCropSet.map { subtype, name, width, height in
+            crop(subtype: subtype, name: name, width: width, height: height, url: known[name] ?? "\(stem)-\(name).jpg")
         }
     }
 }

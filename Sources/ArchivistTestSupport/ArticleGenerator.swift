@@ -417,6 +417,30 @@ extension ArticleGenerator {
         ])
     }
 
+    /// One crop of an image in the 2018-2019 shape: its subtype (twice, `subtype` and `subType`),
+    /// crop name, size, URL and the legacy triple.
+    static func crop(subtype: String, name: String, width: Int, height: Int, url: String) -> JSONValue {
+        .object(sorting: [
+            JSONMember(key: "rank", value: .number("0")),
+            JSONMember(key: "subtype", value: .string(subtype)),
+            JSONMember(key: "caption", value: .null),
+            JSONMember(key: "credit", value: .null),
+            JSONMember(key: "type", value: .string("image")),
+            JSONMember(key: "url", value: .string(url)),
+            JSONMember(key: "height", value: .number(String(height))),
+            JSONMember(key: "width", value: .number(String(width))),
+            JSONMember(
+                key: "legacy",
+                value: .object(sorting: [
+                    JSONMember(key: subtype, value: .string(url)),
+                    JSONMember(key: subtype + "width", value: .number(String(width))),
+                    JSONMember(key: subtype + "height", value: .number(String(height))),
+                ])),
+            JSONMember(key: "subType", value: .string(subtype)),
+            JSONMember(key: "crop_name", value: .string(name)),
+        ])
+    }
+
     /// The 2019 `multimedia`: two or three crops (the first a `merlin_` image) with number sizes,
     /// or an empty array.
     private mutating func multimedia2019(_ b: Basics) -> JSONValue {
@@ -428,26 +452,7 @@ extension ArticleGenerator {
         let all = [("xlarge", "articleLarge", 600, tall), ("wide", "thumbWide", 190, 126), ("thumbnail", "thumbStandard", 75, 75)]
         for (number, (subtype, crop, width, height)) in all.prefix(2 + Int(random.below(2))).enumerated() {
             let url = number == 0 ? "\(folder)/\(merlin)-\(crop).jpg" : "\(folder)/\(b.day)\(b.shortSlug)-\(crop).jpg"
-            crops.append(
-                .object(sorting: [
-                    JSONMember(key: "rank", value: .number("0")),
-                    JSONMember(key: "subtype", value: .string(subtype)),
-                    JSONMember(key: "caption", value: .null),
-                    JSONMember(key: "credit", value: .null),
-                    JSONMember(key: "type", value: .string("image")),
-                    JSONMember(key: "url", value: .string(url)),
-                    JSONMember(key: "height", value: .number(String(height))),
-                    JSONMember(key: "width", value: .number(String(width))),
-                    JSONMember(
-                        key: "legacy",
-                        value: .object(sorting: [
-                            JSONMember(key: subtype, value: .string(url)),
-                            JSONMember(key: subtype + "width", value: .number(String(width))),
-                            JSONMember(key: subtype + "height", value: .number(String(height))),
-                        ])),
-                    JSONMember(key: "subType", value: .string(subtype)),
-                    JSONMember(key: "crop_name", value: .string(crop)),
-                ]))
+            crops.append(Self.crop(subtype: subtype, name: crop, width: width, height: height, url: url))
         }
         return .array(crops)
     }
