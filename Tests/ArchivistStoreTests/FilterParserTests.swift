@@ -205,6 +205,31 @@ fileprivate func num(_ literal: String) -> JSONValue { .number(literal) }
         #expect(try FilterParser.parse(text) == expected, "\(text)")
     }
 
+    // MARK: Depth
+
+    @Test func nestingIsRefusedPast512LevelsInsteadOfOverflowingTheStack() throws {
+        let deepest = String(repeating: "not ", count: FilterParser.maximumDepth) + "a = 1"
+        #expect(throws: Never.self) { try FilterParser.parse(deepest) }
+        let parentheses =
+            String(repeating: "(", count: FilterParser.maximumDepth) + "a = 1" + String(repeating: ")", count: FilterParser.maximumDepth)
+        #expect(throws: Never.self) { try FilterParser.parse(parentheses) }
+        for hostile in [
+            String(repeating: "not ", count: 100_000) + "a = 1",
+            String(repeating: "(", count: 50_000) + "a = 1" + String(repeating: ")", count: 50_000),
+            String(repeating: "not (", count: 30_000),
+        ] {
+            #expect {
+                try FilterParser.parse(hostile)
+            } throws: { error in
+                (error as? StoreError)?.errorDescription?.contains("nested deeper than 512 levels of 'not' and parentheses") == true
+            }
+        }
+        // The 513th not, at column 4 x 512 + 1.
+        #expect(throws: StoreError.invalidFilter("column 2049: nested deeper than 512 levels of 'not' and parentheses")) {
+            try FilterParser.parse(String(repeating: "not ", count: 513) + "a = 1")
+        }
+    }
+
     // MARK: Bare words
 
     static let bareWords: [(String, Filter)] = [

@@ -61,6 +61,10 @@ public enum FilterParser {
         }
     }
 
+    /// The deepest nesting of `not` and parentheses accepted, as deep as a MongoDB filter
+    /// document may go (`JSONParser.maximumDepth`).
+    public static let maximumDepth = JSONParser.maximumDepth
+
     /// The words of the language that are never field names or searched words.
     public static let keywords: Set<String> = ["and", "or", "not", "in", "exists", "missing"]
 
@@ -152,6 +156,9 @@ public enum FilterParser {
     struct Parser {
         var tokens: [Token]
         var position = 0
+        /// How many `not`s and parentheses are open: refused past `maximumDepth` rather than
+        /// overflowing the stack.
+        var depth = 0
         let length: Int
 
         init(tokens: [Token], length: Int) {
@@ -192,8 +199,21 @@ public enum FilterParser {
         }
 
         mutating func parseUnary() throws(StoreError) -> Filter {
-            if skip("not") { return .not(try parseUnary()) }
+            if skip("not") {
+                try descend()
+                defer { depth -= 1 }
+                return .not(try parseUnary())
+            }
             return try parsePrimary()
+        }
+
+        /// One level deeper (a `not` or a parenthesis), refused past `maximumDepth`.
+        mutating func descend() throws(StoreError) {
+            depth += 1
+            if depth > FilterParser.maximumDepth {
+                throw .invalidFilter(
+                    "column \(lastColumn): nested deeper than \(FilterParser.maximumDepth) levels of 'not' and parentheses")
+            }
         }
 
         mutating func parsePrimary() throws(StoreError) -> Filter {
@@ -202,6 +222,8 @@ public enum FilterParser {
             }
             switch token.kind {
             case .open:
+                try descend()
+                defer { depth -= 1 }
                 let inner = try parseOr()
                 guard let close = next(), close.kind == .close else {
                     throw .invalidFilter("column \(lastColumn): expected ')' to close the '(' at column \(token.column)")

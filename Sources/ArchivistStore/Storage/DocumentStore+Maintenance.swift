@@ -101,7 +101,16 @@ extension DocumentStore {
 
     /// What a document file holds, or nil when it is gone.
     private func scanDocument(_ relative: String, projection: Projection, known: EntryTable) throws(StoreError) -> ScannedFile? {
-        guard let bytes = try fileSystem.contents(of: path(relative)) else { return nil }
+        let bytes: [UInt8]
+        do {
+            guard let read = try fileSystem.contents(of: path(relative)) else { return nil }
+            bytes = read
+        } catch {
+            // A FIFO, a device or a folder in a document's place is a problem of that file
+            // (never read, never waited on), not the end of the scan.
+            guard case .io(_, "read", let message) = error else { throw error }
+            return ScannedFile(file: relative, content: .unreadable(message))
+        }
         let document: JSONValue
         do {
             document = try JSONParser.parse(bytes)

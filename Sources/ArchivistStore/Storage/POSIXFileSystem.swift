@@ -25,10 +25,12 @@ public struct POSIXFileSystem: FileSystem {
         try contents(of: path, from: offset, limit: Int.max)
     }
 
-    /// Opens a file to read it and stats it; nil when it does not exist, an error for a folder.
+    /// Opens a file to read it and stats it; nil when it does not exist, an error for a folder
+    /// or anything else that is not a regular file (a FIFO, a device, a socket: opened without
+    /// blocking, and never read, so a FIFO put in a document's place cannot hang a command).
     /// The caller closes the descriptor.
     func openForReading(_ path: String) throws(StoreError) -> (Int32, stat)? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         if fd < 0 {
             if errno == ENOENT { return nil }
             throw Self.failure(path, "open")
@@ -42,6 +44,10 @@ public struct POSIXFileSystem: FileSystem {
         if (info.st_mode & S_IFMT) == S_IFDIR {
             close(fd)
             throw StoreError.io(path: path, operation: "read", message: "is a folder")
+        }
+        if (info.st_mode & S_IFMT) != S_IFREG {
+            close(fd)
+            throw StoreError.io(path: path, operation: "read", message: "is not a regular file (a FIFO, a device or a socket)")
         }
         return (fd, info)
     }

@@ -1,0 +1,46 @@
+import ArchivistStore
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Files that are not what they should be, in a data folder: never waited on, never read.
+@Suite("hostile files in a data folder")
+struct HostileFileTests {
+    let sandbox: Sandbox
+
+    init() throws {
+        sandbox = try Sandbox()
+    }
+
+    @Test("a FIFO in a document's place: check reports it at once, get fails, repair quarantines it and check is clean")
+    func aFIFOInADocumentsPlaceNeverBlocks() throws {
+        #expect(try sandbox.run(["put", "a", #"{"x": 1}"#]).status == 0)
+        #expect(try sandbox.run(["put", "b", #"{"x": 2}"#]).status == 0)
+        let file = sandbox.data + "/" + FileNames.documentPath(for: "a")
+        try FileManager.default.removeItem(atPath: file)
+        #expect(mkfifo(file, 0o644) == 0)
+        // Each of these would wait for a writer forever if the FIFO were opened to be read.
+        let check = try sandbox.run(["check"])
+        #expect(check.status == 1, "\(check)")
+        #expect(check.stdoutText.contains(#""kind":"unreadable-document""#) && check.stdoutText.contains("not a regular file"), "\(check)")
+        let get = try sandbox.run(["get", "a"])
+        #expect(get.status == 1 && get.stderrText.contains("is not a regular file"), "\(get)")
+        #expect(try sandbox.run(["count"]).stdoutLines == ["2"])
+        let repair = try sandbox.run(["repair"])
+        #expect(repair.status == 0 && repair.stdoutText.contains("quarantined"), "\(repair)")
+        let after = try sandbox.run(["check"])
+        #expect(after.status == 0 && after.stdoutText.contains(#""problems":0"#), "\(after)")
+        #expect(try sandbox.run(["get", "b"]).status == 0)
+    }
+
+    @Test("a filter nested 100,000 levels deep is an error line, not a crash")
+    func aDeepFilterIsAnError() throws {
+        let result = try sandbox.run([], stdin: Array(("count " + String(repeating: "not ", count: 100_000) + "a = 1\ncount\n").utf8))
+        #expect(result.status == 1, "\(result)")
+        #expect(result.stderrLines.count == 1 && result.stderrText.contains("nested deeper than 512 levels"), "\(result)")
+        #expect(result.stdoutLines == ["0"], "the next line still ran: \(result)")
+    }
+}
