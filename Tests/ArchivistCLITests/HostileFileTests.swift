@@ -36,6 +36,25 @@ struct HostileFileTests {
         #expect(try sandbox.run(["get", "b"]).status == 0)
     }
 
+    @Test("an index line longer than 64 MiB is refused, not read whole: the index is quarantined and rebuilt from the documents")
+    func aHugeIndexLineIsRefused() throws {
+        #expect(try sandbox.run(["put", "a", #"{"x": 1}"#]).status == 0)
+        let index = sandbox.data + "/" + FileNames.index
+        let valid = try Data(contentsOf: URL(fileURLWithPath: index))
+        var hostile = valid
+        hostile.append(Data(#"{"id":""#.utf8))
+        hostile.append(Data(repeating: UInt8(ascii: "x"), count: 70 << 20))
+        hostile.append(Data("\n".utf8))
+        hostile.append(valid)  // a line after it: not a torn tail
+        try hostile.write(to: URL(fileURLWithPath: index))
+        try? FileManager.default.removeItem(atPath: sandbox.data + "/" + FileNames.snapshot)
+        let count = try sandbox.run(["count"])
+        #expect(count.status == 0 && count.stdoutLines == ["1"], "\(count)")
+        let quarantined = try FileManager.default.subpathsOfDirectory(atPath: sandbox.data + "/quarantine")
+        #expect(quarantined.contains { $0.hasSuffix(FileNames.index) }, "the unreadable index is kept: \(quarantined)")
+        #expect(try sandbox.run(["check"]).status == 0)
+    }
+
     @Test("a filter nested 100,000 levels deep is an error line, not a crash")
     func aDeepFilterIsAnError() throws {
         let result = try sandbox.run([], stdin: Array(("count " + String(repeating: "not ", count: 100_000) + "a = 1\ncount\n").utf8))

@@ -362,6 +362,9 @@ extension IndexFile {
 // MARK: Reading, appending, rewriting
 
 extension IndexFile {
+    /// The longest index line read (its ID is at most 4 KiB; the rest is the projected fields).
+    static let maximumLineBytes = 64 << 20
+
     /// Reads every complete line of the file (of its first `end` bytes), a chunk at a time, handing each chunk's lines to
     /// `apply` in order; `position` ends where the reading stopped. `reset` is called before each
     /// attempt: the whole file is read again when it is replaced while it is read (compaction).
@@ -387,8 +390,17 @@ extension IndexFile {
                     position.lines += decoded.lines
                     position.consumed += decoded.consumed
                     if chunk.count < limit { break reading }
-                    // A line longer than the chunk: read a larger chunk.
-                    if decoded.consumed == 0 { chunkSize *= 2 }
+                    // A line longer than the chunk: read a larger chunk, up to the longest line
+                    // an index can hold (a hostile or damaged file is refused, not read whole).
+                    if decoded.consumed == 0 {
+                        guard chunkSize < Self.maximumLineBytes else {
+                            reset()
+                            let lines = position.lines
+                            position.lines = 0
+                            return .unreadable(line: lines + 1, reason: "longer than \(Self.maximumLineBytes >> 20) MiB without a line end")
+                        }
+                        chunkSize = min(chunkSize * 2, Self.maximumLineBytes)
+                    }
                 }
             }
             guard try fileSystem.status(of: path)?.identity == before.identity else { continue }
