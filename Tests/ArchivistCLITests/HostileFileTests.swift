@@ -55,6 +55,32 @@ struct HostileFileTests {
         #expect(try sandbox.run(["check"]).status == 0)
     }
 
+    @Test(arguments: [
+        (FileNames.index, true, "is not a regular file"), (FileNames.index, false, "is a folder"),
+        (FileNames.metadata, true, "is not a regular file"), (FileNames.metadata, false, "is a folder"),
+    ])
+    func aFolderFileReplacedByAFIFOOrAFolderIsAnErrorNamingIt(name: String, fifo: Bool, reason: String) throws {
+        #expect(try sandbox.run(["put", "a", #"{"x": 1}"#]).status == 0)
+        let path = sandbox.data + "/" + name
+        try FileManager.default.removeItem(atPath: path)
+        if fifo {
+            #expect(mkfifo(path, 0o644) == 0)
+        } else {
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+        }
+        let result = try sandbox.run(["count"])
+        #expect(result.status == 1, "\(result)")
+        #expect(
+            result.stderrLines == ["error: \(path): cannot read: \(reason)" + (fifo ? " (a FIFO, a device or a socket)" : "")], "\(result)")
+    }
+
+    @Test func aFileGivenAsTheDataFolderIsRefused() throws {
+        try sandbox.write("not a folder", to: sandbox.root + "/file")
+        let result = try sandbox.run(["--data", sandbox.root + "/file", "count"], dataOption: false)
+        #expect(result.status == 1 && result.stderrText == "error: \(sandbox.root)/file: not a folder\n", "\(result)")
+        #expect(try String(contentsOfFile: sandbox.root + "/file", encoding: .utf8) == "not a folder")
+    }
+
     @Test("a filter nested 100,000 levels deep is an error line, not a crash")
     func aDeepFilterIsAnError() throws {
         let result = try sandbox.run([], stdin: Array(("count " + String(repeating: "not ", count: 100_000) + "a = 1\ncount\n").utf8))
