@@ -483,21 +483,14 @@ def search_section(args, count, archivist, fake_nyt):
         load_before = os.getloadavg()
         runners = [("archivist", run_archivist), ("files", run_peer("files")), ("sqlite", run_peer("sqlite")),
                    ("get", run_peer("get"))]
-        for repeat in range(1, args.repeats + 1):
-            # The order rotates, so drift on a shared machine does not favour one contestant. Folders
-            # are removed only at the end: deleting many files just before a run can slow it.
-            shift = (repeat - 1) % len(runners)
-            for name, runner in runners[shift:] + runners[:shift]:
-                settle()
-                log(f"[{repeat}/{args.repeats}] {name}...")
-                cpu_before = server.cpu_seconds()
-                run = runner(repeat)
-                server_cpu[name].append(server.cpu_seconds() - cpu_before)
-                cpu[name].append((run.user, run.system))
-                switches[name].append(run.switches)
-                seconds[name].append(run.seconds)
-                rates[name].append(count / run.seconds)
-                rss[name].append(run.rss_mb)
+        # Folders are removed only at the end: deleting many files just before a run can slow it.
+        for name, run, server_seconds in rotated_runs(runners, args.repeats, server):
+            server_cpu[name].append(server_seconds)
+            cpu[name].append((run.user, run.system))
+            switches[name].append(run.switches)
+            seconds[name].append(run.seconds)
+            rates[name].append(count / run.seconds)
+            rss[name].append(run.rss_mb)
 
         # (4) refresh: one untimed saved search on a fresh folder, then timed refreshes of it.
         refresh_folder = work / "refresh"
@@ -627,6 +620,20 @@ def peak_rss_of_time(stderr, fallback_mb):
     return int(found[-1]) / 1024.0 if found else fallback_mb
 
 
+def rotated_runs(runners, repeats, server, label=""):
+    """Runs each of `runners` (name, runner) `repeats` times, each after settle(), the order
+    rotating every round so that drift on a shared machine favours no contestant; yields each
+    (name, run, seconds of server CPU it took)."""
+    for repeat in range(1, repeats + 1):
+        shift = (repeat - 1) % len(runners)
+        for name, runner in runners[shift:] + runners[:shift]:
+            settle()
+            log(f"[{repeat}/{repeats}] {label}{name}...")
+            cpu_before = server.cpu_seconds()
+            run = runner(repeat)
+            yield name, run, server.cpu_seconds() - cpu_before
+
+
 def archive_summary(stdout):
     """The last JSON object with a "months" key that `archivist archive` printed, or {}."""
     for line in reversed(stdout.strip().splitlines()):
@@ -716,17 +723,11 @@ def archive_section(args, docs, archivist, fake_nyt):
 
             load_before = os.getloadavg()
             runners = [("archivist", run_archivist), ("get", run_peer("get")), ("files", run_peer("files"))]
-            for repeat in range(1, args.repeats + 1):
-                shift = (repeat - 1) % len(runners)
-                for name, runner in runners[shift:] + runners[:shift]:
-                    settle()
-                    log(f"[{repeat}/{args.repeats}] archive: {name}...")
-                    cpu_before = server.cpu_seconds()
-                    run = runner(repeat)
-                    server_cpu[name].append(server.cpu_seconds() - cpu_before)
-                    cpu[name].append((run.user, run.system))
-                    seconds[name].append(run.seconds)
-                    rss[name].append(run.rss_mb)
+            for name, run, server_seconds in rotated_runs(runners, args.repeats, server, "archive: "):
+                server_cpu[name].append(server_seconds)
+                cpu[name].append((run.user, run.system))
+                seconds[name].append(run.seconds)
+                rss[name].append(run.rss_mb)
             load_after = os.getloadavg()
         finally:
             if server is not None:

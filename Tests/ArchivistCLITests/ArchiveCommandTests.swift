@@ -21,10 +21,7 @@ struct ArchiveCommandTests {
     }
 
     func environment(_ server: FakeNYTServer) -> [String: String] {
-        [
-            "NYT_API_KEY": Self.key, "NYT_API_BASE": server.baseURL, "ARCHIVIST_PACE": "0", "ARCHIVIST_BACKOFF": "0.01",
-            "ARCHIVIST_TIMEOUT": "10",
-        ]
+        CLI.fakeAPIEnvironment(key: Self.key, base: server.baseURL)
     }
 
     @discardableResult

@@ -55,6 +55,12 @@ struct CLIResult: Sendable, CustomStringConvertible {
 
 /// Locates the `archivist` executable and the test's files.
 enum CLI {
+    /// The environment of a run against a fake NYT server at `base` with `key`: no pacing, a
+    /// short back-off and timeout.
+    static func fakeAPIEnvironment(key: String, base: String) -> [String: String] {
+        ["NYT_API_KEY": key, "NYT_API_BASE": base, "ARCHIVIST_PACE": "0", "ARCHIVIST_BACKOFF": "0.01", "ARCHIVIST_TIMEOUT": "10"]
+    }
+
     /// The package root, found from this source file's path (`Tests/ArchivistCLITests/CLIHarness.swift`).
     static let packageRoot: URL = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

@@ -23,10 +23,7 @@ struct NetworkLibraryTests {
 
     /// The environment of a run against `server`.
     func environment(_ server: FakeNYTServer) -> [String: String] {
-        [
-            "NYT_API_KEY": Self.key, "NYT_API_BASE": server.baseURL, "ARCHIVIST_PACE": "0", "ARCHIVIST_BACKOFF": "0.01",
-            "ARCHIVIST_TIMEOUT": "10",
-        ]
+        CLI.fakeAPIEnvironment(key: Self.key, base: server.baseURL)
     }
 
     /// Copies the built `archivist` (and the library when `withLibrary`) alone into a new folder of

@@ -22,10 +22,7 @@ struct SearchCommandTests {
 
     /// The environment of a run against `server`: no pacing, tiny backoff, a timeout with room for a busy machine.
     func environment(_ server: FakeNYTServer?, key: String = SearchCommandTests.key, base: String? = nil) -> [String: String] {
-        [
-            "NYT_API_KEY": key, "NYT_API_BASE": base ?? server?.baseURL ?? "http://127.0.0.1:9",
-            "ARCHIVIST_PACE": "0", "ARCHIVIST_BACKOFF": "0.01", "ARCHIVIST_TIMEOUT": "10",
-        ]
+        CLI.fakeAPIEnvironment(key: key, base: base ?? server?.baseURL ?? "http://127.0.0.1:9")
     }
 
     @discardableResult

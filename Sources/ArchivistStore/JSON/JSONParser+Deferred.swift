@@ -50,23 +50,12 @@ extension JSONParser.Reader {
                 elements = ranges
                 return .array([])
             }
-            while true {
+            repeat {
                 skipWhitespace()
                 let start = index
                 try skipValue()
                 ranges.append(start..<index)
-                skipWhitespace()
-                guard index < bytes.count else { throw fail("unexpected end of input") }
-                if bytes[index] == UInt8(ascii: ",") {
-                    index += 1
-                    continue
-                }
-                if bytes[index] == UInt8(ascii: "]") {
-                    index += 1
-                    break
-                }
-                throw fail("expected ',' or ']'")
-            }
+            } while try elementSeparator()
             depth -= 1
             elements = ranges
             return .array([])
@@ -74,17 +63,9 @@ extension JSONParser.Reader {
         guard let key = path.first, bytes[index] == UInt8(ascii: "{") else { return try parseValue() }
         if try enterContainer(closing: UInt8(ascii: "}")) { return .object([]) }
         var members: [JSONMember] = []
-        while true {
-            skipWhitespace()
-            guard index < bytes.count else { throw fail("unexpected end of input") }
-            guard bytes[index] == UInt8(ascii: "\"") else { throw fail("expected a string key") }
-            let name = try parseString()
-            skipWhitespace()
-            guard index < bytes.count else { throw fail("unexpected end of input") }
-            guard bytes[index] == UInt8(ascii: ":") else { throw fail("expected ':'") }
-            index += 1
-            skipWhitespace()
-            if name == key {
+        repeat {
+            let name = try memberName()
+            if UTF8Bytes.equal(name, key) {
                 var found: [Range<Int>]?
                 let value = try parseDeferring(path.dropFirst(), elements: &found)
                 elements = found  // a repeated key: the last one counts, as in a parse
@@ -92,8 +73,7 @@ extension JSONParser.Reader {
             } else {
                 members.append(JSONMember(key: name, value: try parseValue()))
             }
-            if try !memberSeparator() { break }
-        }
+        } while try memberSeparator()
         depth -= 1
         return .object(JSONValue.sortedMembers(members))
     }

@@ -107,54 +107,54 @@ public enum JSONParser {
         mutating func parseObject() throws(JSONSyntaxError) -> JSONValue {
             if try enterContainer(closing: UInt8(ascii: "}")) { return .object([]) }
             var members: [JSONMember] = []
-            while true {
-                skipWhitespace()
-                guard index < bytes.count else { throw fail("unexpected end of input") }
-                guard bytes[index] == UInt8(ascii: "\"") else { throw fail("expected a string key") }
-                let key = try parseString()
-                skipWhitespace()
-                guard index < bytes.count else { throw fail("unexpected end of input") }
-                guard bytes[index] == UInt8(ascii: ":") else { throw fail("expected ':'") }
-                index += 1
-                skipWhitespace()
-                let value = try parseValue()
-                members.append(JSONMember(key: key, value: value))
-                skipWhitespace()
-                guard index < bytes.count else { throw fail("unexpected end of input") }
-                if bytes[index] == UInt8(ascii: ",") {
-                    index += 1
-                    continue
-                }
-                if bytes[index] == UInt8(ascii: "}") {
-                    index += 1
-                    break
-                }
-                throw fail("expected ',' or '}'")
-            }
+            repeat {
+                let key = try memberName()
+                members.append(JSONMember(key: key, value: try parseValue()))
+            } while try memberSeparator()
             depth -= 1
             return .object(JSONValue.sortedMembers(members))
+        }
+
+        /// Reads an object member's name and the ':' after it (white space around them skipped).
+        @inline(__always)
+        mutating func memberName() throws(JSONSyntaxError) -> String {
+            skipWhitespace()
+            guard index < bytes.count else { throw fail("unexpected end of input") }
+            guard bytes[index] == UInt8(ascii: "\"") else { throw fail("expected a string key") }
+            let name = try parseString()
+            skipWhitespace()
+            guard index < bytes.count else { throw fail("unexpected end of input") }
+            guard bytes[index] == UInt8(ascii: ":") else { throw fail("expected ':'") }
+            index += 1
+            skipWhitespace()
+            return name
         }
 
         mutating func parseArray() throws(JSONSyntaxError) -> JSONValue {
             if try enterContainer(closing: UInt8(ascii: "]")) { return .array([]) }
             var elements: [JSONValue] = []
-            while true {
+            repeat {
                 skipWhitespace()
                 elements.append(try parseValue())
-                skipWhitespace()
-                guard index < bytes.count else { throw fail("unexpected end of input") }
-                if bytes[index] == UInt8(ascii: ",") {
-                    index += 1
-                    continue
-                }
-                if bytes[index] == UInt8(ascii: "]") {
-                    index += 1
-                    break
-                }
-                throw fail("expected ',' or ']'")
-            }
+            } while try elementSeparator()
             depth -= 1
             return .array(elements)
+        }
+
+        /// Moves past the ',' or ']' after an array element; true when another element follows.
+        @inline(__always)
+        mutating func elementSeparator() throws(JSONSyntaxError) -> Bool {
+            skipWhitespace()
+            guard index < bytes.count else { throw fail("unexpected end of input") }
+            if bytes[index] == UInt8(ascii: ",") {
+                index += 1
+                return true
+            }
+            if bytes[index] == UInt8(ascii: "]") {
+                index += 1
+                return false
+            }
+            throw fail("expected ',' or ']'")
         }
 
         mutating func parseNumber() throws(JSONSyntaxError) -> String {
@@ -330,6 +330,7 @@ public enum JSONParser {
         }
 
         /// Moves past the ',' or '}' after an object member's value; true when another member follows.
+        @inline(__always)
         mutating func memberSeparator() throws(JSONSyntaxError) -> Bool {
             skipWhitespace()
             guard index < bytes.count else { throw fail("unexpected end of input") }
