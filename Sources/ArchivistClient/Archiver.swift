@@ -5,6 +5,9 @@ import Foundation
 public struct ArchiveSummary: Sendable, Equatable {
     /// Months in the range asked for.
     public var months = 0
+    /// The sequence numbers of the changes committed while the run stored (nil: none), for
+    /// `changes --since` (changes other processes committed meanwhile may be among them).
+    public var sequences: ClosedRange<Int>?
     /// Months skipped because they are complete already.
     public var skipped = 0
     /// Months fetched and stored whole.

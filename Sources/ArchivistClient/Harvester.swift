@@ -15,6 +15,9 @@ public struct HarvestSummary: Sendable, Equatable {
     public var pages = 0
     /// The IDs received, in the order they came, each once.
     public var ids: [String] = []
+    /// The sequence numbers of the changes committed while the run stored (nil: none), for
+    /// `changes --since` (changes other processes committed meanwhile may be among them).
+    public var sequences: ClosedRange<Int>?
     /// The latest `pub_date` among the documents received.
     public var newestPublication: Date?
     /// Hits that could not be fetched: more than 1,000 on a single day.

@@ -30,6 +30,9 @@ public enum StoreError: Error, LocalizedError, Sendable, Equatable {
     case damagedSnapshot(path: String, reason: String)
     /// A filter could not be read: where (`column 17`, `$in at section_name`) and what was expected.
     case invalidFilter(String)
+    /// Changes after `since` were asked for, but the feed is whole only after `start`: `compact`
+    /// dropped removals, or a rebuild of the index renumbered every document (the index's path).
+    case feedCompacted(path: String, since: Int, start: Int)
 
     /// A one-line, lowercase message that starts with its subject.
     public var errorDescription: String? {
@@ -60,6 +63,9 @@ public enum StoreError: Error, LocalizedError, Sendable, Equatable {
             return "\(path): \(reason)"
         case .invalidFilter(let message):
             return "filter: \(message)"
+        case .feedCompacted(let path, let since, let start):
+            return
+                "\(path): the changes feed starts after seq \(start) (compact dropped removals or a rebuild renumbered the documents up to it), so the changes after \(since) are not all there: read the documents again and follow from \(start)"
         }
     }
 

@@ -153,7 +153,9 @@ struct NetworkLibraryTests {
         let result = try sandbox.run(
             ["--format", "jsonl", "search", "--pages", "2", "--fields", "_id"], environment: environment(server), binary: binary)
         #expect(result.status == 0, "\(result)")
-        #expect(result.stdoutLines.first == #"{"fetched":12,"added":12,"updated":0,"unchanged":0,"pages":2}"#, "\(result)")
+        #expect(
+            result.stdoutLines.first == #"{"fetched":12,"added":12,"updated":0,"unchanged":0,"pages":2,"first_seq":1,"last_seq":12}"#,
+            "\(result)")
         #expect(result.stdoutLines.count == 13, "\(result)")
         #expect(server.requests.count == 2)
     }

@@ -14,7 +14,8 @@ struct OptionDeclarationTests {
     static let declaringCommands: [(Command, any CommandOptions.Type)] = [
         (.remove, Command.RemoveOption.self), (.export, Command.ExportOption.self), (.find, Command.FindOption.self),
         (.facet, Command.FacetOption.self), (.search, Command.SearchOption.self), (.searches, Command.SearchesOption.self),
-        (.refresh, Command.RefreshOption.self), (.archive, Command.ArchiveOption.self),
+        (.refresh, Command.RefreshOption.self), (.archive, Command.ArchiveOption.self), (.changes, Command.ChangesOption.self),
+        (.watch, Command.WatchOption.self),
     ]
 
     /// Every spelling any command or `archivist` itself declares.

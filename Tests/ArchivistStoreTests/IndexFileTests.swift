@@ -35,7 +35,7 @@ struct IndexFileTests {
         let original = IndexEntry(
             id: "nyt://article/ü \"q\"", hash: 42, size: 7, storedAt: Timestamp(milliseconds: 1),
             updatedAt: Timestamp(milliseconds: 2), fields: .inline(Array(#"{"a":[1,{"b":"}"}]}"#.utf8)))
-        var batch = IndexFile.Batch()
+        var batch = IndexFile.Batch(firstSequence: 1)
         batch.append(original, fields: Array(#"{"a":[1,{"b":"}"}]}"#.utf8))
         batch.appendRemoval(of: "gone", at: Timestamp(milliseconds: 3))
         #expect(batch.count == 2 && batch.bytes.last == 0x0A)
@@ -154,7 +154,7 @@ struct IndexFileTests {
 
     @Test("many lines decode on several threads in order")
     func manyLinesInOrder() throws {
-        var batch = IndexFile.Batch()
+        var batch = IndexFile.Batch(firstSequence: 1)
         for n in 0..<10_000 {
             batch.append(
                 IndexEntry(

@@ -6,7 +6,7 @@ import Testing
 @testable import ArchivistStore
 
 /// Opening a folder of format 1 (a real one, made by archivist before the snapshot: see
-/// `Fixtures/SOURCES.md`) migrates it to format 2, keeps every document and the log byte for byte,
+/// `Fixtures/SOURCES.md`) migrates it to the current format (3), keeps every document and the log byte for byte,
 /// and survives a crash at any point of the migration.
 @Suite("Migration")
 struct MigrationTests {
@@ -55,7 +55,7 @@ struct MigrationTests {
         return answers
     }
 
-    @Test("a format-1 folder is migrated when opened: a snapshot built, format 2 recorded, every document and the log kept")
+    @Test("a format-1 folder is migrated when opened: a snapshot built, the current format recorded, every document and the log kept")
     func formatOneIsMigrated() throws {
         let before = try Self.fixtureFiles()
         #expect(before[FileNames.metadata] != nil && before[FileNames.snapshot] == nil, "the fixture is not a format-1 folder")
@@ -63,10 +63,12 @@ struct MigrationTests {
         #expect(try Self.format(in: data) == 1)
 
         let store = try DocumentStore(folder: data, schema: .nyt)
-        #expect(store.migration == FormatMigration(from: 1, to: 2, documents: Self.documentCount, builtSnapshot: true))
-        #expect(try Self.format(in: data) == 2)
+        #expect(
+            store.migration == FormatMigration(from: 1, to: StoreMetadata.currentFormat, documents: Self.documentCount, builtSnapshot: true)
+        )
+        #expect(try Self.format(in: data) == StoreMetadata.currentFormat)
         let statistics = try store.statistics()
-        #expect(statistics.formatVersion == 2)
+        #expect(statistics.formatVersion == StoreMetadata.currentFormat)
         #expect(statistics.snapshotDocuments == Self.documentCount && statistics.changesAfterSnapshot == 0)
         #expect(try store.count == Self.documentCount)
 
@@ -78,7 +80,7 @@ struct MigrationTests {
         }
         #expect(Set(after.keys).subtracting(before.keys) == [FileNames.snapshot, FileNames.lock])
         var metadata = try StoreMetadata.decode(try #require(before[FileNames.metadata]), path: "fixture", schema: .nyt)
-        metadata.format = 2
+        metadata.format = StoreMetadata.currentFormat
         #expect(after[FileNames.metadata] == metadata.encoded(), "the metadata changed beyond its format")
 
         // The same answers from the snapshot as from the log alone.
@@ -87,7 +89,7 @@ struct MigrationTests {
         #expect(try Self.answers(store) == Self.answers(fromLog))
         try expectConsistent(store)
 
-        // Said once: the next open finds format 2.
+        // Said once: the next open finds the current format.
         let again = try DocumentStore(folder: data, schema: .nyt)
         #expect(again.migration == nil)
         #expect(try again.count == Self.documentCount)
@@ -106,9 +108,11 @@ struct MigrationTests {
         try Data(metadata.encoded()).write(to: URL(fileURLWithPath: data + "/" + FileNames.metadata))
 
         let store = try DocumentStore(folder: data, schema: .nyt)
-        #expect(store.migration == FormatMigration(from: 1, to: 2, documents: Self.documentCount, builtSnapshot: false))
+        #expect(
+            store.migration
+                == FormatMigration(from: 1, to: StoreMetadata.currentFormat, documents: Self.documentCount, builtSnapshot: false))
         #expect(FileManager.default.contents(atPath: data + "/" + FileNames.snapshot) == snapshot)
-        #expect(try Self.format(in: data) == 2)
+        #expect(try Self.format(in: data) == StoreMetadata.currentFormat)
         try expectConsistent(store)
     }
 
@@ -123,7 +127,9 @@ struct MigrationTests {
         try Data(metadata.encoded()).write(to: URL(fileURLWithPath: data + "/" + FileNames.metadata))
 
         let store = try DocumentStore(folder: data, schema: .nyt)
-        #expect(store.migration == FormatMigration(from: 1, to: 2, documents: Self.documentCount + 1, builtSnapshot: true))
+        #expect(
+            store.migration
+                == FormatMigration(from: 1, to: StoreMetadata.currentFormat, documents: Self.documentCount + 1, builtSnapshot: true))
         #expect(try store.statistics().changesAfterSnapshot == 0)
         #expect(try store.count(matching: try FilterParser.parseAny("section_name = Late")).count == 1)
         try expectConsistent(store)
@@ -171,7 +177,9 @@ struct MigrationTests {
                 }
                 if aftermath == "power loss" { model.simulatePowerLoss() } else { model.clearFault() }
                 let formatAfterCrash = try Self.format(in: PowerLossTests.dataFolder, fileSystem: model)
-                #expect(formatAfterCrash == 1 || formatAfterCrash == 2, "\(context): format \(String(describing: formatAfterCrash))")
+                #expect(
+                    formatAfterCrash == 1 || formatAfterCrash == StoreMetadata.currentFormat,
+                    "\(context): format \(String(describing: formatAfterCrash))")
                 let store = try DocumentStore(folder: PowerLossTests.dataFolder, schema: .nyt, fileSystem: model)
                 if formatAfterCrash == 1 {
                     #expect(store.migration != nil, "\(context): a format-1 folder was not migrated")
@@ -180,7 +188,7 @@ struct MigrationTests {
                     #expect(store.migration == nil, "\(context): a format-2 folder was migrated again")
                     migratedThen += 1
                 }
-                #expect(try Self.format(in: PowerLossTests.dataFolder, fileSystem: model) == 2, "\(context)")
+                #expect(try Self.format(in: PowerLossTests.dataFolder, fileSystem: model) == StoreMetadata.currentFormat, "\(context)")
                 for (relative, bytes) in expected {
                     #expect(
                         try model.contents(of: PowerLossTests.dataFolder + "/" + relative) == bytes, "\(context): \(relative) changed")

@@ -271,6 +271,8 @@ struct PowerLossTests {
         var completed: Int
         /// Whether the failure reached the caller as an error.
         var threw: Bool
+        /// The highest sequence number given out when the last acknowledged step returned.
+        var acknowledgedSequence = 0
     }
 
     /// Runs the steps in a new store (a new process) on a copy of the starting state, the process
@@ -281,8 +283,10 @@ struct PowerLossTests {
         if let crashPoint { fileSystem.failAfter(operations: crashPoint) }
         var completed = 0
         var threw = false
+        var acknowledgedSequence = 0
         do {
             let store = try DocumentStore(folder: dataFolder, schema: .nyt, options: scenario.options, fileSystem: fileSystem)
+            acknowledgedSequence = try store.lastSequence
             for step in scenario.steps {
                 try step.run(store)
                 // A call during which the process died never returned: it is not acknowledged.
@@ -292,11 +296,15 @@ struct PowerLossTests {
                     break
                 }
                 completed += 1
+                // Reading the number writes nothing (the crash point counts writes only).
+                acknowledgedSequence = try store.lastSequence
             }
         } catch {
             threw = true
         }
-        return Run(fileSystem: fileSystem, operations: fileSystem.mutatingOperationCount - start, completed: completed, threw: threw)
+        return Run(
+            fileSystem: fileSystem, operations: fileSystem.mutatingOperationCount - start, completed: completed, threw: threw,
+            acknowledgedSequence: acknowledgedSequence)
     }
 
     /// A unique folder under the temporary directory.
@@ -350,7 +358,7 @@ struct PowerLossTests {
     @discardableResult
     static func verify(
         _ model: FaultInjectingFileSystem, onDisk: Bool, acknowledged: Documents, inFlight: Documents?,
-        universe: Set<String>, context: String
+        universe: Set<String>, acknowledgedSequence: Int = 0, context: String
     ) throws -> Landing {
         let root = temporaryFolder()
         defer { if onDisk { try? FileManager.default.removeItem(atPath: root) } }
@@ -376,6 +384,14 @@ struct PowerLossTests {
         #expect(try fileSystem.status(of: folder + "/" + FileNames.journal) == nil, "\(context): the journal remains after open")
         let temporaries = try fileSystem.entries(ofFolder: folder + "/" + FileNames.temporary) ?? []
         #expect(temporaries.isEmpty, "\(context): temporary files remain after open: \(temporaries)")
+
+        // Sequence numbers never go back: the last one given out is at least the last one an
+        // acknowledged call saw, and the feed is in strictly increasing order up to it.
+        let last = try store.lastSequence
+        #expect(last >= acknowledgedSequence, "\(context): the last sequence number went back from \(acknowledgedSequence) to \(last)")
+        let numbers = try store.changes().map(\.sequence)
+        #expect(
+            zip(numbers, numbers.dropFirst()).allSatisfy { $0 < $1 } && (numbers.last ?? 0) <= last, "\(context): the feed is out of order")
 
         let indexed = Set(try store.entries().map(\.id))
         #expect(indexed.isSubset(of: universe), "\(context): unknown documents \(indexed.subtracting(universe).sorted())")
@@ -436,7 +452,8 @@ struct PowerLossTests {
                     context += " (during '\(inFlight == nil ? "-" : scenario.steps[crashed.completed].name)')"
                     let landing = try verify(
                         crashed.fileSystem, onDisk: aftermath.onDisk, acknowledged: scenario.state(after: crashed.completed),
-                        inFlight: inFlight, universe: scenario.universe, context: context)
+                        inFlight: inFlight, universe: scenario.universe, acknowledgedSequence: crashed.acknowledgedSequence,
+                        context: context)
                     let kind =
                         switch aftermath {
                         case .powerLoss: "power loss";

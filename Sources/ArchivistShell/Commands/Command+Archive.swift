@@ -60,8 +60,10 @@ extension Command {
             isCancelled: { Interruption.isRequested })
         let archiver = Archiver(client: client, store: store, isCancelled: { Interruption.isRequested })
         let progress = ArchiveProgress(reporter: ProgressReporter(errors: shell.errors), dailyLimit: configuration.dailyLimit)
+        let before = try? store.lastSequence
         let (result, error) = runBlocking { await archiver.run(plan.months) { progress.report($0) } }
         var summary = result
+        summary.sequences = committedSequences(after: before, store: store)
         progress.finish()
         summary.months = plan.months.count + plan.skipped
         summary.skipped = plan.skipped
@@ -144,17 +146,18 @@ extension Command {
     /// The summary (json, jsonl), or a row per month and a summary line (table; csv has the line
     /// on stderr).
     static func printArchiveSummary(_ summary: ArchiveSummary, shell: Shell) {
-        let totals = Record([
-            ("months", .int(summary.months)), ("skipped", .int(summary.skipped)), ("fetched", .int(summary.fetched)),
-            ("documents", .int(summary.documents)), ("added", .int(summary.added)), ("updated", .int(summary.updated)),
-            ("unchanged", .int(summary.unchanged)), ("failed", .array(summary.failed.map { .string($0.description) })),
-            ("left", .int(summary.left)),
-        ])
+        let totals = Record(
+            [
+                ("months", .int(summary.months)), ("skipped", .int(summary.skipped)), ("fetched", .int(summary.fetched)),
+                ("documents", .int(summary.documents)), ("added", .int(summary.added)), ("updated", .int(summary.updated)),
+                ("unchanged", .int(summary.unchanged)), ("failed", .array(summary.failed.map { .string($0.description) })),
+                ("left", .int(summary.left)),
+            ] + sequenceFields(summary.sequences))
         let line =
             "\(Plural.count(summary.months, "month")): \(summary.fetched) fetched, \(summary.skipped) skipped, "
             + "\(summary.failed.count) failed\(summary.left > 0 ? ", \(summary.left) left" : ""); "
             + "\(Plural.count(summary.documents, "document")) stored: \(summary.added) added, \(summary.updated) updated, "
-            + "\(summary.unchanged) unchanged"
+            + "\(summary.unchanged) unchanged" + (summary.sequences.map { "; seq \($0.lowerBound)-\($0.upperBound)" } ?? "")
         switch shell.effectiveFormat {
         case .json, .jsonl:
             shell.renderer.render(single: totals, to: shell.output)

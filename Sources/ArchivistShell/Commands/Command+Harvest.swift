@@ -58,9 +58,25 @@ extension Command {
             isCancelled: { Interruption.isRequested })
         let harvester = Harvester(client: client, store: store)
         let progress = ProgressReporter(errors: shell.errors)
-        let result = runBlocking { await harvester.run(request, limit: limit) { progress.report($0) } }
+        let before = try? store.lastSequence
+        var result = runBlocking { await harvester.run(request, limit: limit) { progress.report($0) } }
         progress.finish()
+        result.0.sequences = committedSequences(after: before, store: store)
         return result
+    }
+
+    /// The sequence numbers committed since `before` was the last (nil when none, or unknown).
+    static func committedSequences(after before: Int?, store: DocumentStore) -> ClosedRange<Int>? {
+        guard let before, let after = try? store.lastSequence, after > before else { return nil }
+        return (before + 1)...after
+    }
+
+    /// The first and last sequence numbers a run committed, as its summary prints them.
+    static func sequenceFields(_ sequences: ClosedRange<Int>?) -> [(String, JSONValue)] {
+        [
+            ("first_seq", sequences.map { .int($0.lowerBound) } ?? .null),
+            ("last_seq", sequences.map { .int($0.upperBound) } ?? .null),
+        ]
     }
 
     /// Waits for an async operation from synchronous code (the commands are synchronous; only the
@@ -82,6 +98,6 @@ extension Command {
         [
             ("fetched", .int(summary.fetched)), ("added", .int(summary.added)), ("updated", .int(summary.updated)),
             ("unchanged", .int(summary.unchanged)), ("pages", .int(summary.pages)),
-        ]
+        ] + sequenceFields(summary.sequences)
     }
 }

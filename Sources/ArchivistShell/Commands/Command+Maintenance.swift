@@ -20,6 +20,8 @@ extension Command {
                 ("snapshot_bytes", .int(stats.snapshotBytes)),
                 ("snapshot_documents", stats.snapshotDocuments.map { .int($0) } ?? .null),
                 ("changes_after_snapshot", .int(stats.changesAfterSnapshot)),
+                ("last_seq", .int(stats.lastSequence)),
+                ("feed_start", .int(stats.feedStart)),
             ]), to: shell.output)
     }
 

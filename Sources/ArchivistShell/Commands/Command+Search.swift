@@ -173,6 +173,7 @@ extension Command {
     static func summaryLine(_ summary: HarvestSummary) -> String {
         "fetched \(Plural.count(summary.fetched, "article")) in \(Plural.count(summary.pages, "page")): "
             + "\(summary.added) added, \(summary.updated) updated, \(summary.unchanged) unchanged"
+            + (summary.sequences.map { "; seq \($0.lowerBound)-\($0.upperBound)" } ?? "")
     }
 
     /// Prints the fetched articles from the store: newest or oldest first when so sorted, else

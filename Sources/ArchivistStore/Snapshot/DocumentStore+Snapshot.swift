@@ -152,7 +152,8 @@ extension DocumentStore {
             status.size >= reader.coverage.offset
         else { return nil }
         let position = IndexFile.Position(
-            identity: reader.coverage.identity, consumed: reader.coverage.offset, lines: reader.coverage.lines)
+            identity: reader.coverage.identity, consumed: reader.coverage.offset, lines: reader.coverage.lines,
+            sequence: reader.coverage.sequence)
         guard try coverage(of: position).tailHash == reader.coverage.tailHash else { return nil }
         return snapshot
     }
@@ -163,7 +164,7 @@ extension DocumentStore {
         let tail = try fileSystem.contents(of: indexFile.path, from: start, limit: position.consumed - start) ?? []
         return SnapshotFile.Coverage(
             identity: position.identity ?? 0, offset: position.consumed, lines: position.lines,
-            tailHash: WordHash.hash(tail))
+            tailHash: WordHash.hash(tail), sequence: position.sequence)
     }
 
     /// What is wrong with the snapshot, for `check`: every block is read against its checksum,
@@ -206,7 +207,9 @@ extension DocumentStore {
                 case .removal(let id): fromLog[Self.idDigest(id)] = nil
                 }
             })
-        guard load == .loaded, position.consumed == snapshot.reader.coverage.offset, position.lines == snapshot.reader.coverage.lines else {
+        guard load == .loaded, position.consumed == snapshot.reader.coverage.offset, position.lines == snapshot.reader.coverage.lines,
+            position.sequence == snapshot.reader.coverage.sequence
+        else {
             return problem("the log does not read to the point the snapshot covers")
         }
         guard fromLog.count == snapshot.count else {

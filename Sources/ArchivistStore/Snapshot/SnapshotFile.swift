@@ -56,6 +56,10 @@ enum SnapshotFile {
         var lines: Int
         /// `WordHash` of the up to 4096 bytes before `offset`.
         var tailHash: UInt64
+        /// The sequence number of the last line covered (the footer's word after `block-size`;
+        /// 0 there, as snapshots before format 3 wrote it, means the count of lines covered:
+        /// lines without a number are numbered by their place).
+        var sequence: Int = 0
 
         /// How many bytes before `offset` the tail checksum covers.
         static let tailLength = 4096

@@ -101,9 +101,11 @@ final class SnapshotReader: Sendable {
         else { throw .unreadable("snapshot footer checksum mismatch") }
         layout = version
         documentCount = try word(40)
+        let lines = try word(64)
+        let sequence = try word(112)
         coverage = SnapshotFile.Coverage(
             identity: reader.uint64(at: footer + 48) ?? 0, offset: try word(56),
-            lines: try word(64), tailHash: reader.uint64(at: footer + 72) ?? 0)
+            lines: lines, tailHash: reader.uint64(at: footer + 72) ?? 0, sequence: sequence == 0 ? lines : sequence)
         schemaHash = reader.uint64(at: footer + 80) ?? 0
         createdAt = Timestamp(milliseconds: Int64(bitPattern: reader.uint64(at: footer + 88) ?? 0))
         documentBytes = try word(96)

@@ -152,7 +152,7 @@ struct SnapshotWriter {
         tail.append(createdAt.milliseconds)
         tail.append(UInt64(documentBytes))
         tail.append(UInt64(layout == 1 ? 0 : blockSize))
-        tail.append(UInt64(0))
+        tail.append(UInt64(coverage.sequence))
         tail.append(tail.bytes.withUnsafeBytes { WordHash.checksum(layout: layout, $0) })
         precondition(tail.bytes.count - footerStart == SnapshotFile.footerSize)
         pending = tail

@@ -14,6 +14,8 @@ extension DocumentStore {
             statistics.snapshotBytes = try fileSystem.status(of: path(FileNames.snapshot))?.size ?? 0
             statistics.snapshotDocuments = state.entries.snapshot?.count
             statistics.changesAfterSnapshot = state.index.lines - (state.entries.snapshot?.reader.coverage.lines ?? 0)
+            statistics.lastSequence = state.lastSequence
+            statistics.feedStart = state.metadata.feedStart
             return statistics
         }
     }
@@ -33,17 +35,32 @@ extension DocumentStore {
         }
     }
 
-    /// Replaces the index file with the state's entries (sorted by ID), atomically and durably.
-    func writeIndex(_ state: inout State) throws(StoreError) {
+    /// Replaces the index file with the state's entries (in sequence order), atomically and
+    /// durably. Entries read from the log keep their sequence numbers; rebuilt ones get new ones.
+    /// The metadata is written first with the highest number given out (the floor, which the
+    /// dropped lines may have held) and where the feed starts now: after the removals dropped, or
+    /// with `renumbered` (a rebuild from the documents), after every number of the old file.
+    func writeIndex(_ state: inout State, renumbered: Bool = false) throws(StoreError) {
         let sorted = try table(try state.entries.sorted())
-        let lines = try indexFile.rewrittenBatch(sorted)
+        let highest = state.lastSequence
+        let rewrite = try indexFile.rewrite(sorted, floor: highest)
+        let lines = rewrite.batch
+        var metadata = state.metadata
+        metadata.sequenceFloor = max(metadata.sequenceFloor, highest, lines.lastSequence)
+        metadata.feedStart = max(metadata.feedStart, renumbered ? lines.nextSequence - 1 - lines.count : rewrite.droppedRemovals)
+        if metadata != state.metadata {
+            // A crash between the two renames leaves a floor and a feed start that are too high
+            // for the old file: numbers are skipped, never given twice.
+            try writeDurably(metadata.encoded(), to: FileNames.metadata)
+            state.metadata = metadata
+        }
         try writeDurably(lines.bytes, to: FileNames.index)
         state.index = IndexFile.Position(
             identity: try fileSystem.status(of: indexFile.path)?.identity,
-            consumed: lines.bytes.count, lines: lines.count)
+            consumed: lines.bytes.count, lines: lines.count, sequence: lines.lastSequence)
         var entries = EntryTable()
         entries.reserveCapacity(sorted.count)
-        for (entry, span) in zip(sorted, lines.fieldSpans) {
+        for (entry, span) in zip(rewrite.entries, lines.fieldSpans) {
             var moved = entry
             moved.fields = FieldsReference.indexFile(offset: span.offset, length: span.length)
             try? entries.set(span.id, moved)
@@ -153,7 +170,7 @@ extension DocumentStore {
             try fileSystem.createFolder(path(folderName))
             try fileSystem.write(old, to: path(folderName + "/" + FileNames.index))
         }
-        try writeIndex(&state)
+        try writeIndex(&state, renumbered: true)
     }
 
     /// Compares the documents with the index. Reads every document file.

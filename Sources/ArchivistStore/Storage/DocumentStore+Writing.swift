@@ -303,9 +303,11 @@ extension DocumentStore {
             if stored == nil { stored = try fileSystem.contents(of: path(existing.file)) }
             if stored == bytes { return .unchanged }
         }
+        // An update's time is after the first-stored time, so that a changes feed tells an update
+        // (`updated_at` > `stored_at`) from an addition (equal) even within a millisecond.
         let entry = IndexEntry(
             id: id, hash: encoding.hash, size: bytes.count, storedAt: existing?.storedAt ?? now,
-            updatedAt: now, fields: .inline(encoding.fieldsJSON))
+            updatedAt: existing.map { Timestamp.later(now, than: $0.storedAt) } ?? now, fields: .inline(encoding.fieldsJSON))
         let temporaryFolder = path(FileNames.temporary)
         if !batch.temporaryFolderReady {
             try fileSystem.createFolder(temporaryFolder)
@@ -330,7 +332,7 @@ extension DocumentStore {
         _ changes: [DocumentID], _ batch: inout StagedBatch, now: Timestamp,
         _ state: inout State
     ) throws(StoreError) {
-        var lines = IndexFile.Batch()
+        var lines = IndexFile.Batch(firstSequence: state.lastSequence + 1)
         for key in changes {
             let planned = batch.pending[key]!
             let relative = planned.file ?? FileNames.documentPath(for: key.rawValue)
@@ -343,8 +345,10 @@ extension DocumentStore {
                 try fileSystem.rename(planned.temporary!, to: path(relative))
                 lines.append(entry, fields: try fieldsBytes(of: entry), file: relative)
             } else {
+                let removed = try table(try state.entries.entry(key))
                 try fileSystem.removeFile(path(relative))
-                lines.appendRemoval(of: key.rawValue, at: now)
+                lines.appendRemoval(
+                    of: key.rawValue, at: now, fields: try removed.map { (entry) throws(StoreError) in try fieldsBytes(of: entry) })
             }
         }
         for (key, reference) in try appendToIndex(lines, &state) {
@@ -365,7 +369,7 @@ extension DocumentStore {
         let temporaries = try fileSystem.entries(ofFolder: path(FileNames.temporary)) ?? []
         let tornTail = try indexFile.cutTornTail(after: state.index)
         guard try journal.exists || !temporaries.isEmpty || tornTail else { return }
-        var lines = IndexFile.Batch()
+        var lines = IndexFile.Batch(firstSequence: state.lastSequence + 1)
         let now = Timestamp.now()
         let replayed = try journal.replay { (key: DocumentID) throws(StoreError) in
             if let line = try self.rederivedLine(for: key, &state) {
@@ -426,6 +430,7 @@ extension DocumentStore {
         return .entry(
             IndexEntry(
                 id: id, hash: FNV1a64.hash(bytes), size: bytes.count, storedAt: storedAt ?? modified,
-                updatedAt: modified, fields: .inline(projection.fieldsJSON(of: document))))
+                updatedAt: storedAt.map { Timestamp.later(modified, than: $0) } ?? modified,
+                fields: .inline(projection.fieldsJSON(of: document))))
     }
 }

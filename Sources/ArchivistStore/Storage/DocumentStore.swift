@@ -66,6 +66,10 @@ public final class DocumentStore: Sendable {
 
         var projection: Projection { metadata.projection }
 
+        /// The highest sequence number given out: the log's last, or the metadata's floor (when a
+        /// rewrite dropped the last lines).
+        var lastSequence: Int { max(index.sequence, metadata.sequenceFloor) }
+
         /// Names the index contents: changes whenever entries change.
         var generation: IndexGeneration {
             IndexGeneration(identity: index.identity, consumed: index.consumed, count: entries.count, projection: projection.paths)
@@ -336,7 +340,7 @@ public final class DocumentStore: Sendable {
         var entries = EntryTable(snapshot: snapshot)
         var position = IndexFile.Position(
             identity: snapshot.reader.coverage.identity, consumed: snapshot.reader.coverage.offset,
-            lines: snapshot.reader.coverage.lines)
+            lines: snapshot.reader.coverage.lines, sequence: snapshot.reader.coverage.sequence)
         var damage: SnapshotDamage?
         let progress = try indexFile.follow(&position) { line in
             do throws(SnapshotDamage) { try entries.apply(line) } catch { damage = error }

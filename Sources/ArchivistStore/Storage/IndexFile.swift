@@ -32,6 +32,8 @@ struct IndexFile {
         var consumed = 0
         /// Lines consumed (blank lines are not counted).
         var lines = 0
+        /// The sequence number of the last line consumed (0: none yet).
+        var sequence = 0
     }
 
     /// The outcome of reading the whole file.
@@ -77,22 +79,24 @@ struct IndexFile {
 extension IndexFile {
     /// An entry's line (without its newline). The ID comes first, for people; the projected fields
     /// come last, so opening the index can take their span without reading them.
-    static func entryLine(_ entry: IndexEntry, fields fieldsJSON: [UInt8]) -> [UInt8] {
+    static func entryLine(_ entry: IndexEntry, sequence: Int, fields fieldsJSON: [UInt8]) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(fieldsJSON.count + entry.id.utf8.count * 2 + 160)
         appendEntryLine(
-            entry, fields: fieldsJSON, file: entry.file, storedAt: Array(entry.storedAt.description.utf8),
+            entry, sequence: sequence, fields: fieldsJSON, file: entry.file, storedAt: Array(entry.storedAt.description.utf8),
             updatedAt: Array(entry.updatedAt.description.utf8), to: &out)
         return out
     }
 
     /// Appends an entry's line (without its newline), its file and times given as written.
     static func appendEntryLine(
-        _ entry: IndexEntry, fields fieldsJSON: [UInt8], file: String, storedAt: [UInt8], updatedAt: [UInt8],
+        _ entry: IndexEntry, sequence: Int, fields fieldsJSON: [UInt8], file: String, storedAt: [UInt8], updatedAt: [UInt8],
         to out: inout [UInt8]
     ) {
         out.append(contentsOf: #"{"id":"#.utf8)
         JSONWriter.writeString(entry.id, into: &out)
+        out.append(contentsOf: #","seq":"#.utf8)
+        out.append(contentsOf: String(sequence).utf8)
         out.append(contentsOf: #","file":"#.utf8)
         JSONWriter.writeString(file, into: &out)
         out.append(contentsOf: #","hash":""#.utf8)
@@ -108,17 +112,30 @@ extension IndexFile {
         out.append(UInt8(ascii: "}"))
     }
 
-    /// A removal line (without its newline).
-    static func removalLine(id: String, at time: Timestamp) -> [UInt8] {
-        JSONWriter.compactBytes(
-            .object([
-                JSONMember(key: "id", value: .string(id)),
-                JSONMember(key: "removed_at", value: .string(time.description)),
-            ]))
+    /// A removal line (without its newline); `fields` is the removed document's projected fields
+    /// as its last entry held them (so that a changes feed can tell whether a removal matches a
+    /// filter), when known.
+    static func removalLine(id: String, sequence: Int, at time: Timestamp, fields: [UInt8]?) -> [UInt8] {
+        var out: [UInt8] = []
+        out.append(contentsOf: #"{"id":"#.utf8)
+        JSONWriter.writeString(id, into: &out)
+        out.append(contentsOf: #","seq":"#.utf8)
+        out.append(contentsOf: String(sequence).utf8)
+        out.append(contentsOf: #","removed_at":""#.utf8)
+        out.append(contentsOf: time.description.utf8)
+        out.append(UInt8(ascii: "\""))
+        if let fields {
+            out.append(contentsOf: #","fields":"#.utf8)
+            out.append(contentsOf: fields)
+        }
+        out.append(UInt8(ascii: "}"))
+        return out
     }
 
     /// Lines being assembled for one write, with where each entry's fields land in them.
     struct Batch {
+        /// The sequence number of the batch's next line.
+        private(set) var nextSequence: Int
         /// The lines, each ending in a newline.
         private(set) var bytes: [UInt8] = []
         /// How many lines.
@@ -129,10 +146,20 @@ extension IndexFile {
         /// The last two times written, as text: a batch's lines mostly share them.
         private var times: [(Timestamp, [UInt8])] = []
 
+        /// An empty batch whose first line gets sequence number `firstSequence`.
+        init(firstSequence: Int) {
+            nextSequence = firstSequence
+        }
+
+        /// The sequence number of the batch's last line (the one before the first when empty).
+        var lastSequence: Int { nextSequence - 1 }
+
         /// Adds an entry's line; `file` is its document's path when the caller has it.
-        mutating func append(_ entry: IndexEntry, fields: [UInt8], file: String? = nil) {
+        mutating func append(_ entry: IndexEntry, fields: [UInt8], file: String? = nil, sequence: Int? = nil) {
+            let sequence = sequence ?? nextSequence
+            nextSequence = sequence + 1
             IndexFile.appendEntryLine(
-                entry, fields: fields, file: file ?? entry.file, storedAt: text(of: entry.storedAt),
+                entry, sequence: sequence, fields: fields, file: file ?? entry.file, storedAt: text(of: entry.storedAt),
                 updatedAt: text(of: entry.updatedAt), to: &bytes)
             // The fields object is last, just before the closing brace.
             fieldSpans.append((DocumentID(entry.id), bytes.count - 1 - fields.count, fields.count))
@@ -149,9 +176,10 @@ extension IndexFile {
             return text
         }
 
-        /// Adds a removal line.
-        mutating func appendRemoval(of id: String, at time: Timestamp) {
-            bytes.append(contentsOf: IndexFile.removalLine(id: id, at: time))
+        /// Adds a removal line, with the removed document's projected fields when known.
+        mutating func appendRemoval(of id: String, at time: Timestamp, fields: [UInt8]? = nil) {
+            bytes.append(contentsOf: IndexFile.removalLine(id: id, sequence: nextSequence, at: time, fields: fields))
+            nextSequence += 1
             bytes.append(0x0A)
             count += 1
         }
@@ -162,7 +190,7 @@ extension IndexFile {
 
 extension IndexFile {
     static let knownKeys: [(name: String, bytes: [UInt8])] = [
-        "id", "file", "hash", "size", "stored_at", "updated_at", "fields", "removed_at",
+        "id", "file", "hash", "size", "stored_at", "updated_at", "fields", "removed_at", "seq",
     ]
     .map { ($0, Array($0.utf8)) }
 
@@ -174,8 +202,20 @@ extension IndexFile {
         var storedAt: Timestamp?
         var updatedAt: Timestamp?
         var fields: Range<Int>?
+        var sequence: Int?
+        var removedAt: Timestamp?
         var removed = false
         var valid = true
+    }
+
+    /// One line as the changes feed reads it: the line, its sequence number when it states one,
+    /// and for a removal the removed document's fields when the line holds them.
+    struct FullLine {
+        var line: Line
+        var sequence: Int?
+        var removedFields: FieldsReference?
+        /// A removal's time, when it reads as one.
+        var removedAt: Timestamp?
     }
 
     /// Decodes one line (without its newline) without building a tree for its fields: they are
@@ -183,6 +223,11 @@ extension IndexFile {
     /// place in the line; their content is checked when a query reads them, and by `check`.
     /// Throws on invalid JSON; nil when the JSON is not an index line.
     static func decode(_ line: UnsafeBufferPointer<UInt8>, lineOffset: Int) throws(JSONSyntaxError) -> Line? {
+        try decodeFull(line, lineOffset: lineOffset)?.line
+    }
+
+    /// As `decode(_:lineOffset:)`, with the line's sequence number and a removal's fields.
+    static func decodeFull(_ line: UnsafeBufferPointer<UInt8>, lineOffset: Int) throws(JSONSyntaxError) -> FullLine? {
         var reader = JSONParser.Reader(line)
         reader.skipWhitespace()
         guard reader.index < line.count, line[reader.index] == UInt8(ascii: "{") else {
@@ -202,14 +247,16 @@ extension IndexFile {
         reader.skipWhitespace()
         if reader.index < line.count { throw reader.fail("unexpected data after the value") }
         guard members.valid, let id = members.id, !id.isEmpty else { return nil }
-        if members.removed { return .removal(id) }
+        let located = members.fields.map { FieldsReference.indexFile(offset: lineOffset + $0.lowerBound, length: $0.count) }
+        if members.removed {
+            return FullLine(line: .removal(id), sequence: members.sequence, removedFields: located, removedAt: members.removedAt)
+        }
         guard let hash = members.hash, let size = members.size, let storedAt = members.storedAt,
             let updatedAt = members.updatedAt
         else { return nil }
-        let reference =
-            members.fields.map { FieldsReference.indexFile(offset: lineOffset + $0.lowerBound, length: $0.count) }
-            ?? .inline(Array("{}".utf8))
-        return .entry(IndexEntry(id: id, hash: hash, size: size, storedAt: storedAt, updatedAt: updatedAt, fields: reference))
+        let entry = IndexEntry(
+            id: id, hash: hash, size: size, storedAt: storedAt, updatedAt: updatedAt, fields: located ?? .inline(Array("{}".utf8)))
+        return FullLine(line: .entry(entry), sequence: members.sequence, removedFields: nil)
     }
 
     /// Reads one member of a line. Keys and the short string values are compared and read as
@@ -250,8 +297,21 @@ extension IndexFile {
             members.id = text
         case "size":
             if case .number(let text) = try reader.parseValue() { members.size = Int(text) } else { members.valid = false }
+        case "seq":
+            // A positive integer (at most 2^53, as JSON readers keep exactly); anything else is not
+            // an index line.
+            if case .number(let text) = try reader.parseValue(), let value = Int(text), value > 0, value <= Self.maximumSequence {
+                members.sequence = value
+            } else {
+                members.valid = false
+            }
         case "removed_at":
-            try reader.skipValue()
+            if start < line.count, line[start] == UInt8(ascii: "\"") {
+                try reader.skipString()
+                members.removedAt = Timestamp(bytes: UnsafeBufferPointer(rebasing: line[(start + 1)..<(reader.index - 1)]))
+            } else {
+                try reader.skipValue()
+            }
             members.removed = true
         default:
             try reader.skipValue()
@@ -278,7 +338,7 @@ extension IndexFile {
     private enum Decoded {
         case blank
         case invalid(String)
-        case line(Line)
+        case line(Line, sequence: Int?)
     }
 
     /// The complete lines of a chunk of the file, decoded.
@@ -294,18 +354,20 @@ extension IndexFile {
     /// cores when there are many. Fails with the number of the first line that is not an index line.
     static func decodeLines(_ bytes: [UInt8], baseOffset: Int, firstLine: Int) -> Result<Chunk, Load> {
         var lines: [Line] = []
-        return decodeLines(bytes, baseOffset: baseOffset, firstLine: firstLine) { lines.append($0) }.map {
-            Chunk(lines: lines, consumed: $0.consumed)
-        }
+        return decodeLines(bytes, baseOffset: baseOffset, firstLine: firstLine, previousSequence: 0) { line, _ in lines.append(line) }
+            .map { Chunk(lines: lines, consumed: $0.consumed) }
     }
 
-    /// As `decodeLines(_:baseOffset:firstLine:)`, handing each line to `each` in order as it is
-    /// taken from the threads' results (no array of them is made); on a bad line the lines before
-    /// it have been handed over. Returns how many lines and bytes it consumed.
+    /// As `decodeLines(_:baseOffset:firstLine:)`, handing each line and its sequence number to
+    /// `each` in order as it is taken from the threads' results (no array of them is made); on a
+    /// bad line the lines before it have been handed over. A line without a `seq` member (written
+    /// before format 3) has the number after the previous line's (`previousSequence` before the
+    /// first); one with a number not above the previous line's is not an index line. Returns how
+    /// many lines and bytes it consumed, and the last line's sequence number.
     static func decodeLines(
-        _ bytes: [UInt8], baseOffset: Int, firstLine: Int, each: (Line) -> Void
-    ) -> Result<(lines: Int, consumed: Int), Load> {
-        bytes.withUnsafeBufferPointer { buffer -> Result<(lines: Int, consumed: Int), Load> in
+        _ bytes: [UInt8], baseOffset: Int, firstLine: Int, previousSequence: Int, each: (Line, Int) -> Void
+    ) -> Result<(lines: Int, consumed: Int, sequence: Int), Load> {
+        bytes.withUnsafeBufferPointer { buffer -> Result<(lines: Int, consumed: Int, sequence: Int), Load> in
             let (ranges, consumed) = lineRanges(buffer)
             let decoded = ParallelSlots<Decoded>(count: ranges.count, initial: .blank)
             nonisolated(unsafe) let shared = buffer
@@ -321,16 +383,28 @@ extension IndexFile {
                 }
             }
             var count = 0
+            var sequence = previousSequence
             for index in 0..<ranges.count {
                 switch decoded[index] {
                 case .blank: continue
                 case .invalid(let reason): return .failure(.unreadable(line: firstLine + index, reason: reason))
-                case .line(let line):
-                    each(line)
+                case .line(let line, let stated):
+                    if let stated {
+                        guard stated > sequence else {
+                            return .failure(
+                                .unreadable(
+                                    line: firstLine + index,
+                                    reason: "sequence number \(stated) is not above the previous line's \(sequence)"))
+                        }
+                        sequence = stated
+                    } else {
+                        sequence += 1
+                    }
+                    each(line, sequence)
                     count += 1
                 }
             }
-            return .success((count, consumed))
+            return .success((count, consumed, sequence))
         }
     }
 
@@ -351,8 +425,8 @@ extension IndexFile {
     private static func decodeOne(_ line: UnsafeBufferPointer<UInt8>, lineOffset: Int) -> Decoded {
         if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { return .blank }
         do throws(JSONSyntaxError) {
-            guard let decoded = try decode(line, lineOffset: lineOffset) else { return .invalid("not an index entry") }
-            return .line(decoded)
+            guard let decoded = try decodeFull(line, lineOffset: lineOffset) else { return .invalid("not an index entry") }
+            return .line(decoded.line, sequence: decoded.sequence)
         } catch {
             return .invalid(error.description)
         }
@@ -362,6 +436,10 @@ extension IndexFile {
 // MARK: Reading, appending, rewriting
 
 extension IndexFile {
+    /// The highest sequence number a line may hold: 2^53, the largest integer every JSON reader
+    /// (`jq` included) keeps exactly.
+    static let maximumSequence = 1 << 53
+
     /// The longest index line read (its ID is at most 4 KiB; the rest is the projected fields).
     static let maximumLineBytes = 64 << 20
 
@@ -381,7 +459,10 @@ extension IndexFile {
                 guard let chunk = try fileSystem.contents(of: path, from: position.consumed, limit: limit) else {
                     continue attempts
                 }
-                switch Self.decodeLines(chunk, baseOffset: position.consumed, firstLine: position.lines + 1, each: apply) {
+                switch Self.decodeLines(
+                    chunk, baseOffset: position.consumed, firstLine: position.lines + 1, previousSequence: position.sequence,
+                    each: { line, _ in apply(line) })
+                {
                 case .failure(let failure):
                     reset()
                     position.lines = 0
@@ -389,6 +470,7 @@ extension IndexFile {
                 case .success(let decoded):
                     position.lines += decoded.lines
                     position.consumed += decoded.consumed
+                    position.sequence = decoded.sequence
                     if chunk.count < limit { break reading }
                     // A line longer than the chunk: read a larger chunk, up to the longest line
                     // an index can hold (a hostile or damaged file is refused, not read whole).
@@ -418,10 +500,14 @@ extension IndexFile {
         if status.identity != position.identity || status.size < position.consumed { return .replaced }
         guard status.size > position.consumed else { return .current }
         guard let tail = try fileSystem.contents(of: path, from: position.consumed) else { return .replaced }
-        guard case .success(let decoded) = Self.decodeLines(tail, baseOffset: position.consumed, firstLine: position.lines + 1, each: apply)
+        guard
+            case .success(let decoded) = Self.decodeLines(
+                tail, baseOffset: position.consumed, firstLine: position.lines + 1, previousSequence: position.sequence,
+                each: { line, _ in apply(line) })
         else { return .replaced }
         position.lines += decoded.lines
         position.consumed += decoded.consumed
+        position.sequence = decoded.sequence
         return decoded.consumed > 0 ? .advanced : .current
     }
 
@@ -435,6 +521,7 @@ extension IndexFile {
         }
         position.consumed += batch.bytes.count
         position.lines += batch.count
+        position.sequence = max(position.sequence, batch.lastSequence)
         return batch.fieldSpans.map { ($0.id, .indexFile(offset: base + $0.offset, length: $0.length)) }
     }
 
@@ -461,23 +548,72 @@ extension IndexFile {
         }
     }
 
-    /// The lines of a whole new file holding `entries` in ID order, their fields copied from memory
-    /// or from the current file. The caller writes the bytes aside and renames them into place.
-    func rewrittenBatch(_ entries: [IndexEntry]) throws(StoreError) -> Batch {
-        let needsOld = entries.contains { if case .indexFile = $0.fields { return true } else { return false } }
-        let old = needsOld ? try fileSystem.contents(of: path) ?? [] : []
-        var batch = Batch()
+    /// What a rewrite of the file made: the new file's lines, and the highest sequence number of
+    /// the removals it dropped (0 when none).
+    struct Rewrite {
+        var batch: Batch
+        var droppedRemovals: Int
+        /// The entries in the order of the new file's lines.
+        var entries: [IndexEntry]
+    }
+
+    /// The lines of a whole new file holding `entries`, their fields copied from memory or from the
+    /// current file. An entry whose fields are in the current file keeps the sequence number of the
+    /// line that holds them (its last change); the others (rebuilt from their documents) get new
+    /// numbers after `floor` and after every number the old file holds. The lines are in sequence
+    /// order, so that the file stays ordered by it. The caller writes the bytes aside and renames
+    /// them into place.
+    func rewrite(_ entries: [IndexEntry], floor: Int) throws(StoreError) -> Rewrite {
+        let old = try fileSystem.contents(of: path) ?? []
+        // Where each line of the old file starts, with its sequence number (the numbers are
+        // ascending, as the starts are); and the highest number of a removal line.
+        var starts: [Int] = []
+        var numbers: [Int] = []
+        var droppedRemovals = 0
+        var previous = 0
+        old.withUnsafeBufferPointer { buffer in
+            var lineStart = 0
+            while lineStart < buffer.count, let end = buffer[lineStart...].firstIndex(of: 0x0A) {
+                let line = UnsafeBufferPointer(rebasing: buffer[lineStart..<end])
+                if let decoded = try? Self.decodeFull(line, lineOffset: lineStart) {
+                    let number = decoded.sequence ?? previous + 1
+                    previous = max(previous, number)
+                    starts.append(lineStart)
+                    numbers.append(number)
+                    if case .removal = decoded.line { droppedRemovals = max(droppedRemovals, number) }
+                }
+                lineStart = end + 1
+            }
+        }
+        func number(at offset: Int) -> Int? {
+            var low = 0
+            var high = starts.count
+            while low < high {
+                let middle = (low + high) / 2
+                if starts[middle] <= offset { low = middle + 1 } else { high = middle }
+            }
+            return low > 0 ? numbers[low - 1] : nil
+        }
+        var next = max(floor, previous) + 1
+        var placed: [(sequence: Int, entry: IndexEntry, fields: [UInt8])] = []
+        placed.reserveCapacity(entries.count)
         for entry in entries {
             switch entry.fields {
             case .inline(let bytes):
-                batch.append(entry, fields: bytes)
+                placed.append((next, entry, bytes))
+                next += 1
             case .indexFile(let offset, let length):
-                guard offset + length <= old.count else {
+                guard offset + length <= old.count, let sequence = number(at: offset) else {
                     throw .io(path: path, operation: "read", message: "the index changed while it was rewritten")
                 }
-                batch.append(entry, fields: Array(old[offset..<(offset + length)]))
+                placed.append((sequence, entry, Array(old[offset..<(offset + length)])))
             }
         }
-        return batch
+        placed.sort { $0.sequence < $1.sequence }
+        var batch = Batch(firstSequence: next)
+        for item in placed {
+            batch.append(item.entry, fields: item.fields, sequence: item.sequence)
+        }
+        return Rewrite(batch: batch, droppedRemovals: droppedRemovals, entries: placed.map(\.entry))
     }
 }

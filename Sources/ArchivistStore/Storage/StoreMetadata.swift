@@ -1,9 +1,10 @@
 /// The contents of `archivist.json`: the format version and the projected fields (its grammar:
 /// `docs/FORMAT.md`, "archivist.json").
 public struct StoreMetadata: Sendable, Equatable {
-    /// The format version this build writes: 2, the folder with a snapshot (`index.snapshot`);
-    /// folders of format 1 (the same files without one) are migrated when opened.
-    public static let currentFormat = 2
+    /// The format version this build writes: 3, the folder whose index lines carry sequence
+    /// numbers (format 2 added the snapshot, `index.snapshot`); folders of formats 1 and 2 are
+    /// migrated when opened.
+    public static let currentFormat = 3
 
     /// The folder's format version.
     public var format: Int
@@ -11,6 +12,12 @@ public struct StoreMetadata: Sendable, Equatable {
     public var createdAt: Timestamp
     /// The fields projected into the index.
     public var projection: Projection
+    /// No change is numbered at or below this again: the highest sequence number given out when
+    /// the index was last rewritten (compaction and rebuilds drop lines, maybe the last ones).
+    public var sequenceFloor = 0
+    /// The changes feed is whole only after this sequence number: changes at or below it may have
+    /// been dropped (removals by `compact`, every line by a rebuild of the index).
+    public var feedStart = 0
 
     /// Creates metadata.
     public init(format: Int = StoreMetadata.currentFormat, createdAt: Timestamp, projection: Projection) {
@@ -21,12 +28,14 @@ public struct StoreMetadata: Sendable, Equatable {
 
     /// The file's bytes.
     func encoded() -> [UInt8] {
-        JSONWriter.prettyBytes(
-            .object([
-                JSONMember(key: "created_at", value: .string(createdAt.description)),
-                JSONMember(key: "format", value: .number(String(format))),
-                JSONMember(key: "projection", value: .array(projection.paths.map { .string($0) })),
-            ]))
+        var members = [
+            JSONMember(key: "created_at", value: .string(createdAt.description)),
+            JSONMember(key: "format", value: .number(String(format))),
+            JSONMember(key: "projection", value: .array(projection.paths.map { .string($0) })),
+        ]
+        if feedStart > 0 { members.insert(JSONMember(key: "feed_start", value: .number(String(feedStart))), at: 1) }
+        if sequenceFloor > 0 { members.append(JSONMember(key: "sequence_floor", value: .number(String(sequenceFloor)))) }
+        return JSONWriter.prettyBytes(.object(members))
     }
 
     /// Reads the file's bytes; `path` is for messages. A file without a projection has the
@@ -52,6 +61,18 @@ public struct StoreMetadata: Sendable, Equatable {
             }
             projection = Projection(paths: paths, longPaths: schema.longPaths)
         }
-        return StoreMetadata(format: format, createdAt: createdAt, projection: projection)
+        var metadata = StoreMetadata(format: format, createdAt: createdAt, projection: projection)
+        metadata.sequenceFloor = try count(file, "sequence_floor")
+        metadata.feedStart = try count(file, "feed_start")
+        return metadata
+    }
+
+    /// An optional non-negative integer member (0 when absent).
+    private static func count(_ file: SideFile, _ key: String) throws(StoreError) -> Int {
+        guard let value = file[key] else { return 0 }
+        guard case .number(let text) = value, let number = Int(text), number >= 0 else {
+            throw file.invalid(key, "expected a non-negative integer")
+        }
+        return number
     }
 }

@@ -20,4 +20,8 @@ public struct StoreStatistics: Sendable, Equatable {
     public var snapshotDocuments: Int?
     /// Changes in the log after that snapshot (all of them when there is none).
     public var changesAfterSnapshot: Int = 0
+    /// The highest sequence number given out (0 before the first change).
+    public var lastSequence: Int = 0
+    /// The changes feed is whole after this sequence number (0: since the folder began).
+    public var feedStart: Int = 0
 }

@@ -23,6 +23,12 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
         Timestamp(Date())
     }
 
+    /// `time`, or one millisecond after `earlier` when `time` is not after it (an update's time,
+    /// which must be after the first-stored time however fast the update comes).
+    public static func later(_ time: Timestamp, than earlier: Timestamp) -> Timestamp {
+        time > earlier ? time : Timestamp(milliseconds: earlier.milliseconds + 1)
+    }
+
     /// The instant as a `Date`.
     public var date: Date { Date(timeIntervalSince1970: Double(milliseconds) / 1000) }
 

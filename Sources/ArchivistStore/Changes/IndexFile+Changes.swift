@@ -1,0 +1,154 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Reading `index.jsonl` by sequence number, for the changes feed. The lines are in sequence order
+/// (writers append ascending numbers, compaction keeps them in order), so the first line after a
+/// number is found by a binary search over byte offsets: some 40 reads of a few KiB, not the file.
+extension IndexFile {
+    /// A line found at an offset: where it starts and ends (its newline), and its sequence number
+    /// when it states one (lines written before format 3 do not).
+    struct LocatedLine {
+        var start: Int
+        var end: Int
+        var sequence: Int?
+    }
+
+    /// The first complete line that starts at or after `offset` and before `end` (the end of
+    /// the complete lines); nil when there is none. Blank and unreadable lines are passed over.
+    func line(atOrAfter offset: Int, end: Int) throws(StoreError) -> LocatedLine? {
+        var start = offset
+        if start > 0 {
+            // The line starts after the first newline at or after offset - 1.
+            guard let newline = try firstNewline(from: start - 1, end: end) else { return nil }
+            start = newline + 1
+        }
+        while start < end {
+            guard let newline = try firstNewline(from: start, end: end) else { return nil }
+            guard let bytes = try fileSystem.contents(of: path, from: start, limit: newline - start), bytes.count == newline - start
+            else { return nil }
+            let decoded = bytes.withUnsafeBufferPointer { try? Self.decodeFull($0, lineOffset: start) }
+            if let decoded { return LocatedLine(start: start, end: newline, sequence: decoded.sequence) }
+            start = newline + 1
+        }
+        return nil
+    }
+
+    /// The offset of the first newline at or after `offset`, before `end`.
+    private func firstNewline(from offset: Int, end: Int) throws(StoreError) -> Int? {
+        var window = 16 << 10
+        var at = offset
+        while at < end {
+            let limit = min(window, end - at)
+            guard let bytes = try fileSystem.contents(of: path, from: at, limit: limit), !bytes.isEmpty else { return nil }
+            if let found = bytes.withUnsafeBufferPointer({ buffer -> Int? in
+                guard let base = buffer.baseAddress, let hit = memchr(base, 0x0A, buffer.count) else { return nil }
+                return base.distance(to: hit.assumingMemoryBound(to: UInt8.self))
+            }) {
+                return at + found
+            }
+            at += bytes.count
+            window = min(window * 2, 16 << 20)
+        }
+        return nil
+    }
+
+    /// The start of the first line in `low..<end` for which `holds` is true of its stated
+    /// sequence number (it must be false for a prefix of the lines and true for the rest), or
+    /// `end` when there is none.
+    private func firstLine(from low: Int, end: Int, where holds: (Int?) -> Bool) throws(StoreError) -> Int {
+        var low = low
+        var high = end
+        while low < high {
+            let middle = low + (high - low) / 2
+            guard let found = try line(atOrAfter: middle, end: end) else {
+                high = middle
+                continue
+            }
+            if holds(found.sequence) { high = middle } else { low = found.end + 1 }
+        }
+        return try line(atOrAfter: low, end: end)?.start ?? end
+    }
+
+    /// Where to start reading for the changes after sequence number `since`, in the first `end`
+    /// bytes: the first line numbered above it; or 0 when lines without a stated number (before
+    /// format 3, numbered by their place) may be among them.
+    func offset(after since: Int, end: Int) throws(StoreError) -> Int {
+        guard let first = try line(atOrAfter: 0, end: end) else { return end }
+        var low = 0
+        if first.sequence == nil {
+            // The unnumbered lines are a prefix: find the first numbered one.
+            let numbered = try firstLine(from: 0, end: end) { $0 != nil }
+            guard numbered < end, let stated = try line(atOrAfter: numbered, end: end)?.sequence else { return 0 }
+            // The unnumbered lines are 1 ... stated - 1.
+            if since < stated - 1 { return 0 }
+            low = numbered
+        }
+        return try firstLine(from: low, end: end) { ($0 ?? 0) > since }
+    }
+
+    /// Reads the lines from `offset` (a line's start) up to `end`, numbering them (a line without
+    /// a number has the one after the previous line's: `previous` before the first), and hands
+    /// each change numbered above `since` to `each`, which returns false to stop. Returns the
+    /// number of the last line read.
+    func readChanges(
+        from offset: Int, end: Int, previous: Int, since: Int, each: (Change) -> Bool
+    ) throws(StoreError) -> Int {
+        var at = offset
+        var sequence = previous
+        var window = 1 << 20
+        while at < end {
+            let limit = min(window, end - at)
+            guard let bytes = try fileSystem.contents(of: path, from: at, limit: limit), !bytes.isEmpty else { break }
+            var stop = false
+            let consumed = bytes.withUnsafeBufferPointer { buffer -> Int in
+                var lineStart = 0
+                while !stop, lineStart < buffer.count, let base = buffer.baseAddress,
+                    let hit = memchr(base + lineStart, 0x0A, buffer.count - lineStart)
+                {
+                    let newline = base.distance(to: hit.assumingMemoryBound(to: UInt8.self))
+                    let line = UnsafeBufferPointer(rebasing: buffer[lineStart..<newline])
+                    if let decoded = try? Self.decodeFull(line, lineOffset: at + lineStart) {
+                        sequence = decoded.sequence ?? sequence + 1
+                        if sequence > since, let change = Self.change(decoded, sequence: sequence, line: line, lineOffset: at + lineStart) {
+                            if !each(change) { stop = true }
+                        }
+                    }
+                    lineStart = newline + 1
+                }
+                return lineStart
+            }
+            if stop { break }
+            if consumed == 0 {
+                // A line longer than the window.
+                guard window < Self.maximumLineBytes else { break }
+                window = min(window * 2, Self.maximumLineBytes)
+                continue
+            }
+            at += consumed
+        }
+        return sequence
+    }
+
+    /// The change a decoded line records.
+    private static func change(_ decoded: FullLine, sequence: Int, line: UnsafeBufferPointer<UInt8>, lineOffset: Int) -> Change? {
+        func bytes(_ reference: FieldsReference?) -> [UInt8] {
+            guard case .indexFile(let offset, let length)? = reference else { return Array("{}".utf8) }
+            let start = offset - lineOffset
+            guard start >= 0, start + length <= line.count else { return Array("{}".utf8) }
+            return Array(line[start..<(start + length)])
+        }
+        switch decoded.line {
+        case .entry(let entry):
+            return Change(
+                sequence: sequence, id: entry.id, kind: entry.updatedAt > entry.storedAt ? .updated : .added, time: entry.updatedAt,
+                fieldsJSON: bytes(entry.fields))
+        case .removal(let id):
+            return Change(
+                sequence: sequence, id: id, kind: .removed, time: decoded.removedAt ?? Timestamp(milliseconds: 0),
+                fieldsJSON: bytes(decoded.removedFields))
+        }
+    }
+}

@@ -1,0 +1,171 @@
+import ArchivistStore
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+
+/// `changes`, `changes --follow` and `watch` with the real binary: numbered changes in order,
+/// followers that see every change of several writer processes exactly once, and a follower
+/// restarted with `--since` that resumes without loss or duplicates.
+@Suite("archivist changes")
+struct ChangesCommandTests {
+    static func article(_ id: String, section: String = "Sports", headline: String = "Knicks Win") -> String {
+        #"{"_id":"\#(id)","section_name":"\#(section)","headline":{"main":"\#(headline)"},"pub_date":"2019-01-02T00:00:00Z"}"#
+    }
+
+    /// The sequence numbers of `changes` JSON lines.
+    static func numbers(_ lines: [String]) -> [Int] {
+        lines.compactMap { line in
+            guard case .number(let text)? = try? JSONParser.parse(line)["seq"] else { return nil }
+            return Int(text)
+        }
+    }
+
+    /// Waits until a growing output file holds at least `count` lines (or 30 s pass).
+    static func waitForLines(_ path: String, count: Int) -> [String] {
+        let deadline = Date().addingTimeInterval(30)
+        while true {
+            let text = (FileManager.default.contents(atPath: path)).map { String(decoding: $0, as: UTF8.self) } ?? ""
+            let lines = CLIResult.lines(text)
+            if lines.count >= count || Date() > deadline { return lines }
+            usleep(10_000)
+        }
+    }
+
+    @Test("changes prints numbered changes in order, from --since, with --fields; stats says the last number")
+    func listsChanges() throws {
+        let sandbox = try Sandbox()
+        try sandbox.run(["put", "a", Self.article("a")])
+        try sandbox.run(["put", "b", Self.article("b", section: "World", headline: "Vote Count")])
+        try sandbox.run(["put", "a", Self.article("a", headline: "Knicks Lose")])
+        try sandbox.run(["remove", "b"])
+        let all = try sandbox.run(["changes"])
+        #expect(all.status == 0, "\(all)")
+        let records = try all.jsonLines()
+        #expect(records.map { $0["change"]?.stringValue } == ["added", "added", "updated", "removed"])
+        #expect(records.map { $0["id"]?.stringValue } == ["a", "b", "a", "b"])
+        #expect(records.allSatisfy { $0["updated_at"]?.stringValue?.count == 24 })
+        let since = try sandbox.run(["changes", "--since", "2", "--fields", "headline.main"])
+        #expect(since.stdoutLines.count == 2)
+        #expect(try since.jsonLines().map { $0["headline.main"]?.stringValue } == ["Knicks Lose", "Vote Count"])
+        let filtered = try sandbox.run(["changes", "section_name", "=", "World"])
+        #expect(Self.numbers(filtered.stdoutLines) == [2, 4])
+        let stats = try sandbox.run(["--format", "jsonl", "stats"])
+        #expect(try stats.json()["last_seq"] == .number("4"))
+        let table = try sandbox.run(["--format", "table", "changes", "--since", "3"])
+        #expect(table.stdoutLines.count == 2 && table.stdoutLines[1].contains("removed"))
+    }
+
+    @Test("a --since before what compact kept fails with one line saying where the feed starts; unknown --fields are refused")
+    func compactedSinceFails() throws {
+        let sandbox = try Sandbox()
+        try sandbox.run(["put", "a", Self.article("a")])
+        try sandbox.run(["put", "b", Self.article("b")])
+        try sandbox.run(["remove", "a"])
+        try sandbox.run(["compact"])
+        let failed = try sandbox.run(["changes", "--since", "1"])
+        #expect(failed.status == 1 && failed.stdout.isEmpty)
+        #expect(failed.stderrLines.count == 1 && failed.stderrText.contains("starts after seq 3"), "\(failed)")
+        let fromStart = try sandbox.run(["changes", "--since", "3"])
+        #expect(fromStart.status == 0 && fromStart.stdout.isEmpty)
+        let unknown = try sandbox.run(["changes", "--fields", "multimedia"])
+        #expect(unknown.status == 64 && unknown.stderrText.contains("multimedia"))
+    }
+
+    @Test("three writer processes and two followers: each follower sees every change once, in order, without gaps; a restarted one resumes")
+    func followersSeeEveryChange() throws {
+        let sandbox = try Sandbox()
+        try sandbox.run(["put", "seed", Self.article("seed")])
+        let first = try sandbox.start(["changes", "--follow", "--format", "jsonl"])
+        let second = try sandbox.start(["changes", "--follow", "--format", "jsonl"])
+        // Writers: each a script of puts, updates and removals, one commit a line.
+        let perWriter = 40
+        var writers: [RunningCLI] = []
+        for writer in 0..<3 {
+            var script = ""
+            for n in 0..<perWriter {
+                switch n % 4 {
+                case 3: script += "remove w\(writer)-\((n - 1) % 5)\n"
+                default: script += "put w\(writer)-\(n % 5) '\(Self.article("w\(writer)-\(n % 5)", headline: "Take \(n)"))'\n"
+                }
+            }
+            writers.append(try sandbox.start([], stdin: Array(script.utf8)))
+        }
+        // Halfway, the second follower stops; it is started again from the last number it printed.
+        _ = Self.waitForLines(second.stdoutPath, count: 30)
+        second.signal(SIGINT)
+        let stopped = try second.wait(timeout: 30)
+        #expect(stopped.status == 130, "\(stopped)")
+        let printedBefore = Self.numbers(stopped.stdoutLines)
+        let resumed = try sandbox.start(["changes", "--follow", "--format", "jsonl", "--since", String(printedBefore.last ?? 0)])
+        for writer in writers {
+            let result = try writer.wait(timeout: 120)
+            #expect(result.status == 0, "\(result)")
+        }
+        let stats = try sandbox.run(["--format", "jsonl", "stats"]).json()
+        guard case .number(let lastText)? = stats["last_seq"], let last = Int(lastText) else {
+            Issue.record("no last_seq in \(stats)")
+            return
+        }
+        let expected = Array(1...last)
+        #expect(last > 1 + 3 * perWriter / 2, "too few changes: \(stats)")
+        _ = Self.waitForLines(first.stdoutPath, count: last)
+        _ = Self.waitForLines(resumed.stdoutPath, count: last - (printedBefore.last ?? 0))
+        first.signal(SIGINT)
+        resumed.signal(SIGINT)
+        let firstResult = try first.wait(timeout: 30)
+        let resumedResult = try resumed.wait(timeout: 30)
+        #expect(Self.numbers(firstResult.stdoutLines) == expected)
+        #expect(printedBefore + Self.numbers(resumedResult.stdoutLines) == expected)
+        // The followers' view agrees with the log read afterwards.
+        let afterwards = try sandbox.run(["changes"])
+        #expect(afterwards.stdoutLines.count <= last)
+        #expect(firstResult.stdoutLines.suffix(afterwards.stdoutLines.count).count == afterwards.stdoutLines.count)
+    }
+
+    @Test("a follower ends when the reader of its output goes away, and uses no CPU while it waits")
+    func followerEndsWithItsReader() throws {
+        let sandbox = try Sandbox()
+        try sandbox.run(["put", "a", Self.article("a")])
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try CLI.binary())
+        process.arguments = ["--data", sandbox.data, "changes", "--follow", "--format", "jsonl"]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let firstLine = pipe.fileHandleForReading.availableData
+        #expect(String(decoding: firstLine, as: UTF8.self).contains(#""id":"a""#))
+        // Idle for a second: the process's CPU time stays near nothing.
+        sleep(1)
+        let stat = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8)) ?? ""
+        let fields = stat.split(separator: ")").last?.split(separator: " ") ?? []
+        let ticks = fields.count > 13 ? (Int(fields[11]) ?? 0) + (Int(fields[12]) ?? 0) : 0
+        #expect(ticks < 20, "the idle follower used \(ticks) clock ticks")
+        try pipe.fileHandleForReading.close()
+        let deadline = Date().addingTimeInterval(10)
+        while process.isRunning, Date() < deadline { usleep(10_000) }
+        #expect(!process.isRunning, "the follower kept running after its reader closed")
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+    }
+
+    @Test("watch shows a line per change with its time, kind, number, ID and headline")
+    func watchLines() throws {
+        let sandbox = try Sandbox()
+        try sandbox.run(["put", "a", Self.article("a")])
+        let watcher = try sandbox.start(["watch", "--since", "0"])
+        try sandbox.run(["put", "b", Self.article("b", headline: "Late Goal")])
+        let lines = Self.waitForLines(watcher.stdoutPath, count: 2)
+        watcher.signal(SIGINT)
+        let result = try watcher.wait(timeout: 30)
+        #expect(result.status == 130)
+        #expect(lines.count == 2)
+        #expect(lines.last?.contains("added") == true && lines.last?.contains("#2  b  Late Goal") == true, "\(lines)")
+        #expect(
+            lines.first?.range(of: #"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d  added    #1  a  Knicks Win$"#, options: .regularExpression) != nil,
+            "\(lines)")
+    }
+}
