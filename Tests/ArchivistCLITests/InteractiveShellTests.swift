@@ -238,4 +238,19 @@ final class InteractiveShellTests {
         try waitFor("\n\(pages * 10)\n", in: "five")
         try type("five", ".quit", "Enter")
     }
+
+    @Test("watch at the prompt shows changes another process commits, and Ctrl-C returns to the prompt")
+    func watchAtThePrompt() throws {
+        try startShell(session: "nine")
+        try waitFor("data>", in: "nine")
+        try type("nine", "watch", "Enter")
+        try waitFor("Ctrl-C to stop", in: "nine")
+        try sandbox.run(["put", "w1", #"{"headline": {"main": "Seen From Afar"}}"#])
+        try waitFor("added    #1  w1  Seen From Afar", in: "nine")
+        try type("nine", "C-c")
+        try waitFor("stopped following after seq 1", in: "nine")
+        try type("nine", "count", "Enter")
+        try waitFor("count\n1\n", in: "nine")
+        try type("nine", ".quit", "Enter")
+    }
 }

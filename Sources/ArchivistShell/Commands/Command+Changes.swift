@@ -95,6 +95,7 @@ extension Command {
         let since = try invocation.count(.since) ?? store.lastSequence
         if shell.errors.isTerminal {
             shell.errors.line("watching \(shell.dataFolder) after seq \(since) (Ctrl-C to stop)")
+            shell.errors.flush()
         }
         try followChanges(store: store, since: since, filter: filter, limit: nil, follow: true, invocation: invocation, shell: shell) {
             changes in
@@ -115,6 +116,12 @@ extension Command {
     ) throws {
         // Watching starts before the first read, so that nothing committed in between is missed.
         let watcher = LogWatcher(folder: store.folder)
+        if follow {
+            // A stream is shown as it comes: output held for the interactive shell's pager is
+            // let go (it never ends on its own, so it cannot be paged).
+            let held = shell.output.stopHolding()
+            shell.output.write(bytes: held)
+        }
         var last = since
         var printed = 0
         while true {
