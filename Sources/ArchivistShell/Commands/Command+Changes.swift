@@ -124,8 +124,14 @@ extension Command {
         }
         var last = since
         var printed = 0
+        // JSON Lines and the lines of a follow are printed a page at a time, so that memory
+        // follows the page, not the log; a table, csv or a JSON array is made of the whole answer.
+        let streams = follow || shell.effectiveFormat == .jsonl
+        let pageSize = 1000
         while true {
-            let page = try store.changePage(since: last, filter: filter, limit: limit.map { $0 - printed })
+            let remaining = limit.map { $0 - printed }
+            let asked = streams ? min(remaining ?? pageSize, pageSize) : remaining
+            let page = try store.changePage(since: last, filter: filter, limit: asked)
             if !page.changes.isEmpty {
                 emit(page.changes)
                 shell.output.flush()
@@ -133,6 +139,13 @@ extension Command {
             }
             last = page.through
             if let limit, printed >= limit { return }
+            if Interruption.isRequested {
+                throw invocation.interrupted(
+                    "stopped \(follow ? "following " : "")after seq \(last) (\(Plural.count(printed, "change")) printed)")
+            }
+            if shell.output.hasFailed { return }
+            // A full page: more may follow at once.
+            if let asked, page.changes.count == asked { continue }
             guard follow else { return }
             if shell.output.hasFailed { return }
             // A wait ends at a change, or every half second to look at Ctrl-C (whose signal may
