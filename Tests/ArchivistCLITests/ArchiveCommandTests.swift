@@ -86,6 +86,8 @@ struct ArchiveCommandTests {
         // September and October 1978 had no paper: complete and empty, as the real API answers.
         let expected = Self.ids(of: corpus, in: ["1978-07", "1978-08", "1978-11", "1978-12"])
         #expect(printed["added"] == .number(String(expected.count)))
+        // The changes the run committed, for `changes --since`.
+        #expect(printed["first_seq"] == .number("1") && printed["last_seq"] == .number(String(expected.count)))
         let store = try store()
         #expect(try store.count == expected.count)
         #expect(Set(try store.find(Query()).ids) == expected)
@@ -107,6 +109,7 @@ struct ArchiveCommandTests {
         #expect(again.stderrText.contains("note: 6 months of 1978-07..1978-12 are complete already and skipped"), "\(again.stderrText)")
         #expect(server.requests.count == 10)
         #expect(try again.json()["skipped"] == .number("6"))
+        #expect(try again.json()["first_seq"] == .null, "a run that stores nothing new commits no change")
     }
 
     @Test func aTableRunPrintsARowPerMonthAndArchivesDrawsTheCalendar() throws {

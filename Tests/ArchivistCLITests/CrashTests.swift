@@ -131,6 +131,19 @@ struct CrashTests {
             if prepopulate {
                 #expect(oldVersions.keys.allSatisfy { storedIDs.contains($0) }, "\(context): a pre-populated document was lost")
             }
+            // Sequence numbers after the kill: every line of the log numbered 1, 2, 3, ... without a
+            // gap, each stored document's last change among them, and the next commit numbered next.
+            let changes = try sandbox.run(["--data", folder, "changes"], dataOption: false)
+            let numbers = try changes.jsonLines().compactMap { line -> Int? in
+                guard case .number(let text)? = line["seq"] else { return nil }
+                return Int(text)
+            }
+            #expect(numbers == Array(1..<(numbers.count + 1)), "\(context): the feed after the kill is not 1...n")
+            #expect(numbers.count >= stored.count, "\(context): fewer changes than documents")
+            let next = try sandbox.run(["--data", folder, "put", "after-the-kill", "{}"], dataOption: false)
+            #expect(next.status == 0, "\(context): \(next)")
+            let after = try sandbox.run(["--data", folder, "changes", "--since", String(numbers.count)], dataOption: false)
+            #expect(after.stdoutLines.count == 1 && after.stdoutText.contains(#""seq":\#(numbers.count + 1),"#), "\(context): \(after)")
             try? FileManager.default.removeItem(atPath: folder)
         }
         // At least some kills must land mid-import, or the test proved nothing.
