@@ -88,4 +88,25 @@ struct HostileFileTests {
         #expect(result.stderrLines.count == 1 && result.stderrText.contains("nested deeper than 512 levels"), "\(result)")
         #expect(result.stdoutLines == ["0"], "the next line still ran: \(result)")
     }
+
+    @Test(
+        "a docs/ or tmp/ that is a symbolic link out of the folder is refused with one line naming it, and nothing is written through it",
+        arguments: ["docs", "tmp"])
+    func symlinkedStoreFolderIsRefused(_ name: String) throws {
+        let sandbox = try Sandbox()
+        try sandbox.run(["put", "a", #"{"n": 1}"#])
+        let outside = sandbox.root + "/outside"
+        try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
+        let inside = sandbox.path(name)
+        if name == "docs" { try FileManager.default.moveItem(atPath: inside, toPath: outside + "/docs") }
+        try? FileManager.default.removeItem(atPath: inside)
+        try FileManager.default.createSymbolicLink(atPath: inside, withDestinationPath: outside)
+        let before = snapshot(outside)
+        for arguments in [["count"], ["put", "b", #"{"n": 2}"#], ["repair"]] {
+            let result = try sandbox.run(arguments)
+            #expect(result.status == 1, "\(arguments): \(result)")
+            #expect(result.stderrLines.count == 1 && result.stderrText.contains("\(name): is a symbolic link"), "\(arguments): \(result)")
+        }
+        #expect(sameSnapshot(before, snapshot(outside)), "something was written through the link")
+    }
 }

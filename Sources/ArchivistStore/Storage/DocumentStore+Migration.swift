@@ -1,3 +1,5 @@
+import Foundation
+
 extension DocumentStore {
     /// What opening this store migrated, or nil when the folder already had the current format
     /// (only the process that migrates a folder sees it, so it is said once).
@@ -14,7 +16,14 @@ extension DocumentStore {
     /// which the next open migrates again.
     func migrateIfNeeded() throws(StoreError) {
         guard state.withLock({ $0.metadata.format }) < StoreMetadata.currentFormat else { return }
-        let lock = try fileSystem.lockExclusively(path(FileNames.lock), timeout: options.lockTimeout)
+        let lock: any FileLockToken
+        do {
+            lock = try fileSystem.lockExclusively(path(FileNames.lock), timeout: options.lockTimeout)
+        } catch  where error.isReadOnlyFolder {
+            // A folder that cannot be written (a read-only mount, another user's folder) is read
+            // as it is: this build reads every older format, and the first writer migrates it.
+            return
+        }
         defer { lock.release() }
         try withState(lockHeld: true) { (state: inout State) throws(StoreError) in
             // Another process may have migrated the folder (or written to it) while this one waited.
@@ -31,5 +40,14 @@ extension DocumentStore {
             state.migration = FormatMigration(
                 from: from, to: metadata.format, documents: state.entries.count, builtSnapshot: buildsSnapshot)
         }
+    }
+}
+
+extension StoreError {
+    /// Whether the error is the system's refusal to write: a read-only file system, or no
+    /// permission.
+    var isReadOnlyFolder: Bool {
+        guard case .io(_, _, let message) = self else { return false }
+        return [EROFS, EACCES, EPERM].contains { message == String(cString: strerror($0)).lowercased() }
     }
 }

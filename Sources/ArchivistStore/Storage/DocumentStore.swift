@@ -103,6 +103,17 @@ public final class DocumentStore: Sendable {
         } else {
             try fileSystem.createFolder(folder)
         }
+        // The store's folders are its own: a link out of the data folder would put documents
+        // where its renames, syncs and lock do not reach (and across file systems, renames fail).
+        for inside in [FileNames.documents, FileNames.temporary] {
+            if let target = try fileSystem.symbolicLinkTarget(of: folder + "/" + inside) {
+                throw .invalidFile(
+                    path: folder + "/" + inside,
+                    reason:
+                        "is a symbolic link (to \(target)); the store's folders must be inside the data folder (move the files in and remove the link)"
+                )
+            }
+        }
         let metadataPath = folder + "/" + FileNames.metadata
         let existing = try fileSystem.contents(of: metadataPath)
         let metadata = try existing.map { (bytes) throws(StoreError) in try StoreMetadata.decode(bytes, path: metadataPath, schema: schema)

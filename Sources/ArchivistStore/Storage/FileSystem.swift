@@ -31,6 +31,8 @@ public protocol FileSystem: Sendable {
     func entries(ofFolder path: String) throws(StoreError) -> [String]?
     /// Size, modification time and kind of a file; `nil` when it does not exist.
     func status(of path: String) throws(StoreError) -> FileStatus?
+    /// Where a symbolic link points; nil when `path` is not one (or does not exist).
+    func symbolicLinkTarget(of path: String) throws(StoreError) -> String?
     /// Makes one file's contents (or one folder's entries) durable, as fsync(2).
     func synchronize(_ path: String) throws(StoreError)
     /// Makes every write on the file system holding `path` durable, as syncfs(2).
@@ -41,6 +43,9 @@ public protocol FileSystem: Sendable {
 }
 
 extension FileSystem {
+    /// No links: a file system without them (the fault-injecting model).
+    public func symbolicLinkTarget(of path: String) throws(StoreError) -> String? { nil }
+
     /// Reads the whole tail and keeps `limit` bytes (file systems that can seek do better).
     public func contents(of path: String, from offset: Int, limit: Int) throws(StoreError) -> [UInt8]? {
         guard let tail = try contents(of: path, from: offset) else { return nil }

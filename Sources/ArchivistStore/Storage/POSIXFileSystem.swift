@@ -202,6 +202,15 @@ public struct POSIXFileSystem: FileSystem {
     }
 
     /// stat(2).
+    public func symbolicLinkTarget(of path: String) throws(StoreError) -> String? {
+        var info = stat()
+        guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFLNK else { return nil }
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink(path, &buffer, buffer.count - 1)
+        guard count >= 0 else { throw Self.failure(path, "read the link") }
+        return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     public func status(of path: String) throws(StoreError) -> FileStatus? {
         var info = stat()
         if stat(path, &info) != 0 {
