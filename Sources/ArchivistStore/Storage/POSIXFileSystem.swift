@@ -201,7 +201,7 @@ public struct POSIXFileSystem: FileSystem {
         return names
     }
 
-    /// stat(2).
+    /// lstat(2) and readlink(2).
     public func symbolicLinkTarget(of path: String) throws(StoreError) -> String? {
         var info = stat()
         guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFLNK else { return nil }
@@ -211,6 +211,7 @@ public struct POSIXFileSystem: FileSystem {
         return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
+    /// stat(2).
     public func status(of path: String) throws(StoreError) -> FileStatus? {
         var info = stat()
         if stat(path, &info) != 0 {
