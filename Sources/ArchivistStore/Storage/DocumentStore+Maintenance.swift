@@ -165,10 +165,17 @@ extension DocumentStore {
             return
         }
         let indexPath = path(FileNames.index)
-        if keepingOldIndex, let old = try fileSystem.contents(of: indexPath) {
+        if keepingOldIndex, try fileSystem.status(of: indexPath) != nil {
+            // Copied a chunk at a time: an unreadable index may be gigabytes of anything.
             let folderName = FileNames.quarantine + "/" + Timestamp.now().compactName
             try fileSystem.createFolder(path(folderName))
-            try fileSystem.write(old, to: path(folderName + "/" + FileNames.index))
+            let copy = path(folderName + "/" + FileNames.index)
+            try fileSystem.write([], to: copy)
+            var offset = 0
+            while let chunk = try fileSystem.contents(of: indexPath, from: offset, limit: 16 << 20), !chunk.isEmpty {
+                try fileSystem.append(chunk, to: copy)
+                offset += chunk.count
+            }
         }
         try writeIndex(&state, renumbered: true)
     }

@@ -564,26 +564,39 @@ extension IndexFile {
     /// order, so that the file stays ordered by it. The caller writes the bytes aside and renames
     /// them into place.
     func rewrite(_ entries: [IndexEntry], floor: Int) throws(StoreError) -> Rewrite {
-        let old = try fileSystem.contents(of: path) ?? []
         // Where each line of the old file starts, with its sequence number (the numbers are
-        // ascending, as the starts are); and the highest number of a removal line.
+        // ascending, as the starts are); and the highest number of a removal line. The file is
+        // read a chunk at a time (an unreadable one being rebuilt may be gigabytes of anything);
+        // only a compaction, whose entries' fields are in it, keeps it whole.
+        let keepsOld = entries.contains { if case .indexFile = $0.fields { return true } else { return false } }
+        var old: [UInt8] = []
         var starts: [Int] = []
         var numbers: [Int] = []
         var droppedRemovals = 0
         var previous = 0
-        old.withUnsafeBufferPointer { buffer in
-            var lineStart = 0
-            while lineStart < buffer.count, let end = buffer[lineStart...].firstIndex(of: 0x0A) {
-                let line = UnsafeBufferPointer(rebasing: buffer[lineStart..<end])
-                if let decoded = try? Self.decodeFull(line, lineOffset: lineStart) {
-                    let number = decoded.sequence ?? previous + 1
-                    previous = max(previous, number)
-                    starts.append(lineStart)
-                    numbers.append(number)
-                    if case .removal = decoded.line { droppedRemovals = max(droppedRemovals, number) }
+        var base = 0
+        var carry: [UInt8] = []
+        while let chunk = try fileSystem.contents(of: path, from: base + carry.count, limit: 16 << 20), !chunk.isEmpty {
+            if keepsOld { old.append(contentsOf: chunk) }
+            let bytes = carry + chunk
+            let consumed = bytes.withUnsafeBufferPointer { buffer -> Int in
+                var lineStart = 0
+                while lineStart < buffer.count, let end = buffer[lineStart...].firstIndex(of: 0x0A) {
+                    let line = UnsafeBufferPointer(rebasing: buffer[lineStart..<end])
+                    if let decoded = try? Self.decodeFull(line, lineOffset: base + lineStart) {
+                        let number = decoded.sequence ?? previous + 1
+                        previous = max(previous, number)
+                        starts.append(base + lineStart)
+                        numbers.append(number)
+                        if case .removal = decoded.line { droppedRemovals = max(droppedRemovals, number) }
+                    }
+                    lineStart = end + 1
                 }
-                lineStart = end + 1
+                return lineStart
             }
+            // A line longer than the longest an index holds is not one: it is passed over.
+            carry = bytes.count - consumed > Self.maximumLineBytes ? [] : Array(bytes[consumed...])
+            base += consumed + (bytes.count - consumed - carry.count)
         }
         func number(at offset: Int) -> Int? {
             var low = 0
