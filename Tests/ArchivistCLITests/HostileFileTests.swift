@@ -109,4 +109,25 @@ struct HostileFileTests {
         }
         #expect(sameSnapshot(before, snapshot(outside)), "something was written through the link")
     }
+
+    @Test("a document file of 300 MiB is refused, not read whole: get fails naming it, check reports it, repair quarantines it")
+    func hugeDocumentIsRefused() throws {
+        let sandbox = try Sandbox()
+        try sandbox.run(["put", "big", #"{"n": 1}"#])
+        try sandbox.run(["put", "small", #"{"n": 2}"#])
+        // Sparse: the file says 300 MiB and takes no room.
+        let file = sandbox.documentFile("big")
+        #expect(truncate(file, 300 << 20) == 0)
+        let get = try sandbox.run(["get", "big"])
+        #expect(get.status == 1 && get.stderrLines.count == 1, "\(get)")
+        #expect(get.stderrText.contains("is 300 MiB, larger than the 256 MiB a document may be"), "\(get)")
+        let check = try sandbox.run(["--format", "jsonl", "check"])
+        #expect(check.status == 1 && check.stdoutText.contains("unreadable-document") && check.stdoutText.contains("300 MiB"), "\(check)")
+        #expect(check.seconds < 10)
+        let repair = try sandbox.run(["repair"])
+        #expect(repair.status == 0, "\(repair)")
+        let after = try sandbox.run(["check"])
+        #expect(after.status == 0, "\(after)")
+        #expect(try sandbox.run(["get", "small"]).status == 0)
+    }
 }

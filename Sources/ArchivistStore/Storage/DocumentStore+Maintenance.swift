@@ -120,7 +120,7 @@ extension DocumentStore {
     private func scanDocument(_ relative: String, projection: Projection, known: EntryTable) throws(StoreError) -> ScannedFile? {
         let bytes: [UInt8]
         do {
-            guard let read = try fileSystem.contents(of: path(relative)) else { return nil }
+            guard let read = try documentFile(relative) else { return nil }
             bytes = read
         } catch {
             // A FIFO, a device or a folder in a document's place is a problem of that file

@@ -300,7 +300,7 @@ extension DocumentStore {
         let existing = try table(try batch.current(key, in: state.entries))
         if let existing, existing.hash == encoding.hash, existing.size == bytes.count {
             var stored = batch.pending[key]?.bytes
-            if stored == nil { stored = try fileSystem.contents(of: path(existing.file)) }
+            if stored == nil { stored = try documentFile(existing.file) }
             if stored == bytes { return .unchanged }
         }
         // An update's time is after the first-stored time, so that a changes feed tells an update
@@ -422,7 +422,15 @@ extension DocumentStore {
     /// and `repair` to quarantine).
     func derivedEntry(forID id: String, storedAt: Timestamp?, projection: Projection) throws(StoreError) -> Derivation {
         let relative = FileNames.documentPath(for: id)
-        guard let bytes = try fileSystem.contents(of: path(relative)) else { return .missing }
+        let read: [UInt8]?
+        do {
+            read = try documentFile(relative)
+        } catch {
+            // Not a file that can be read (too large, a FIFO): left for check and repair.
+            guard case .io(_, "read", _) = error else { throw error }
+            return .unreadable
+        }
+        guard let bytes = read else { return .missing }
         guard let document = try? JSONParser.parse(bytes),
             case .string(let storedID)? = document["_id"], UTF8Bytes.equal(storedID, id)
         else { return .unreadable }

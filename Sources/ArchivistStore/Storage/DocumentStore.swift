@@ -207,13 +207,29 @@ public final class DocumentStore: Sendable {
     /// The stored bytes of a document (pretty JSON with a trailing newline), or nil when none.
     public func documentBytes(withID id: String) throws(StoreError) -> [UInt8]? {
         guard let entry = try entry(forID: id) else { return nil }
-        guard let bytes = try fileSystem.contents(of: path(entry.file)) else {
+        guard let bytes = try documentFile(entry.file) else {
             // The entry may have been removed by another process between the two calls.
             try refresh()
             if try self.entry(forID: id) == nil { return nil }
             throw .staleIndex(path: path(entry.file), id: id)
         }
         return bytes
+    }
+
+    /// The largest document file read: 256 MiB (the NYT's are a few KB, a whole Archive month is
+    /// 90 MB). A larger file in `docs/` is refused, never read whole: `check` reports it as
+    /// unreadable and `repair` quarantines it.
+    public static let maximumDocumentBytes = 256 << 20
+
+    /// The bytes of a document file (relative to the folder), nil when it is gone; a file larger
+    /// than `maximumDocumentBytes` fails as a read of it.
+    func documentFile(_ relative: String) throws(StoreError) -> [UInt8]? {
+        if let status = try fileSystem.status(of: path(relative)), !status.isFolder, status.size > Self.maximumDocumentBytes {
+            throw .io(
+                path: path(relative), operation: "read",
+                message: "is \(status.size >> 20) MiB, larger than the \(Self.maximumDocumentBytes >> 20) MiB a document may be")
+        }
+        return try fileSystem.contents(of: path(relative))
     }
 
     /// A stored document, or nil when there is none.
