@@ -101,6 +101,18 @@ import Testing
         #expect(Timestamp(parsing: text)?.milliseconds == milliseconds)
         #expect(Timestamp(milliseconds: milliseconds).description == text)
     }
+
+    /// The first case is the time the index-line fuzz target found (`scripts/fuzz index-line`):
+    /// 123 fraction digits overflowed the parser, which trapped.
+    @Test(arguments: [
+        ("2026-12-02T14:09:13." + String(repeating: "0", count: 120) + "442Z", Int64?(1_796_220_553_000)),
+        ("2026-12-02T14:09:13.5Z", Int64?(1_796_220_553_500)), ("2026-12-02T14:09:13.12Z", Int64?(1_796_220_553_120)),
+        ("2026-12-02T14:09:13.1239999Z", Int64?(1_796_220_553_123)), ("2026-12-02T14:09:13Z", Int64?(1_796_220_553_000)),
+        ("2026-12-02T14:09:13.12a4Z", nil), ("2026-12-02T14:09:13.Z", nil),
+    ])
+    func timestampFractions(text: String, milliseconds: Int64?) {
+        #expect(Timestamp(parsing: text)?.milliseconds == milliseconds)
+    }
 }
 
 /// `JSONParser.compactCopy` gives, byte for byte, what a parse then a compact write give, or
@@ -197,5 +209,31 @@ struct CompactCopyTests {
             }
         }
         #expect(compared > 200, "mutations still valid JSON: \(compared) of 2,000")
+    }
+}
+
+/// Skipping a value refuses what parsing it refuses. The first case is the input the JSON fuzz
+/// target found (`scripts/fuzz json`): a byte 0xDC alone inside a string, which the skipper let
+/// through while the parser refused it.
+@Suite("skipping agrees with parsing")
+struct SkipAgreesWithParseTests {
+    @Test(
+        "parse and skip accept and refuse the same strings",
+        arguments: [
+            [UInt8](#"{"a":[1,2.5e3,-0,true,false,null,"\u00e9"#.utf8) + [0xDC] + Array(#"ud83d\ude00"],"b":{}}"#.utf8),
+            Array(#""\ud800""#.utf8), Array(#""\udc00""#.utf8), Array(#""\ud800\u0041""#.utf8), Array(#""\ud83d\ude00""#.utf8),
+            [0x22, 0xC3, 0xA9, 0x22], [0x22, 0xC3, 0x22], [0x22, 0xF0, 0x9F, 0x98, 0x80, 0x22], [0x22, 0xED, 0xA0, 0x80, 0x22],
+            Array(#""plain ascii longer than twenty-four bytes, to take the long path""#.utf8),
+            Array(#""long path with a bad byte after twenty-four bytes "#.utf8) + [0xFF, 0x22],
+        ])
+    func agree(_ bytes: [UInt8]) {
+        bytes.withUnsafeBufferPointer { buffer in
+            var parser = JSONParser.Reader(buffer)
+            var skipper = JSONParser.Reader(buffer)
+            let parsed = (try? parser.parseValue()) != nil
+            let skipped = (try? skipper.skipValue()) != nil
+            #expect(parsed == skipped, "parse \(parsed), skip \(skipped)")
+            if parsed { #expect(parser.index == skipper.index) }
+        }
     }
 }

@@ -158,6 +158,23 @@ struct SnapshotTests {
         }
     }
 
+    /// The input the snapshot fuzz target found (`scripts/fuzz snapshot`): a footer whose block
+    /// count is near Int.max, which overflowed the count of checksum runs and trapped.
+    @Test("a footer with a block count near Int.max is refused")
+    func hugeBlockCountIsRefused() {
+        let hex =
+            "415243534e415031000000000000415243534e415031030000002e0000009c2a010000000000dc28010000000000feffffffffffff7f2a00ffffffffffff371ef7000004000050a50000000000002a00000000000000a7c8a9bfe01b29183c566ee40aec0a7a69891637a201000002c4010000000000001000000000030000000100000000000701647ffc26efe7"
+        var bytes: [UInt8] = []
+        var index = hex.startIndex
+        while index < hex.endIndex {
+            let next = hex.index(index, offsetBy: 2)
+            bytes.append(UInt8(hex[index..<next], radix: 16)!)
+            index = next
+        }
+        #expect(bytes.count == 142)
+        #expect(throws: SnapshotDamage.self) { try MappedSnapshot(SnapshotReader(FileBytes(bytes))) }
+    }
+
     @Test("random bytes are refused, never read out of bounds")
     func randomBytesAreRefused() {
         var dice = SplitMix64(state: 9)

@@ -346,7 +346,44 @@ public enum JSONParser {
         }
 
         /// Moves past a string, checking escapes and control characters.
+        /// Skips a string, refusing what parsing it refuses (control characters, bad escapes and
+        /// surrogates, invalid UTF-8), so that skipping and parsing agree on every input.
         mutating func skipString() throws(JSONSyntaxError) {
+            let quote = index
+            try skipStringStructure()
+            try checkUTF8(from: quote + 1, to: index - 1, quote: quote)
+        }
+
+        /// Fails when the bytes between `start` and `end` are not UTF-8: a word-at-a-time look
+        /// for bytes above 0x7F, and the validator only when there are some.
+        private func checkUTF8(from start: Int, to end: Int, quote: Int) throws(JSONSyntaxError) {
+            guard start < end, let base = bytes.baseAddress else { return }
+            var position = start
+            var ascii = true
+            while position + 8 <= end {
+                let word = UnsafeRawPointer(base + position).loadUnaligned(as: UInt64.self)
+                if word & 0x8080_8080_8080_8080 != 0 {
+                    ascii = false
+                    break
+                }
+                position += 8
+            }
+            if ascii {
+                while position < end {
+                    if bytes[position] >= 0x80 {
+                        ascii = false
+                        break
+                    }
+                    position += 1
+                }
+            }
+            if !ascii, !UTF8Bytes.isValid(UnsafeBufferPointer(rebasing: bytes[start..<end])) {
+                throw fail("invalid UTF-8 in string", at: quote)
+            }
+        }
+
+        /// Skips a string's bytes and escapes (its opening quote at `index`).
+        private mutating func skipStringStructure() throws(JSONSyntaxError) {
             let quote = index
             index += 1
             // Short strings (keys, most values): one simple pass over their first bytes.
@@ -389,7 +426,7 @@ public enum JSONParser {
                     switch bytes[index + 1] {
                     case UInt8(ascii: "u"):
                         index += 2
-                        _ = try parseHex4()
+                        _ = try parseUnicodeEscape()
                         continue
                     case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"),
                         UInt8(ascii: "f"), UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):

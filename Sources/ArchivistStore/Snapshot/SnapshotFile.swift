@@ -30,7 +30,7 @@ enum SnapshotFile {
     static let hashesPerRun = 512
 
     /// How many runs of block checksums `blocks` checksums make in layout 3.
-    static func runCount(blocks: Int) -> Int { (blocks + hashesPerRun - 1) / hashesPerRun }
+    static func runCount(blocks: Int) -> Int { blocks / hashesPerRun + (blocks % hashesPerRun == 0 ? 0 : 1) }
 
     /// The block size a writer of `layout` uses (the footer of layouts 2 and 3 records it).
     static func blockSize(writtenIn layout: UInt32) -> Int {

@@ -87,6 +87,9 @@ final class SnapshotReader: Sendable {
             sectionsEnd = tableOffset
             runsOffset = 0
         } else {
+            // A block count from a foreign or damaged footer may be anything: no more than the
+            // file could hold checksums of (`scripts/fuzz snapshot` found one that overflowed).
+            guard blockCount <= size / 8 else { throw .unreadable("snapshot table out of bounds") }
             let runs = SnapshotFile.runCount(blocks: blockCount)
             guard hashesOffset >= 8, hashesOffset <= footer, blockCount <= (footer - hashesOffset) / 8,
                 tableOffset == hashesOffset + blockCount * 8,

@@ -76,9 +76,11 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
         else { return nil }
         var fraction: Int64 = 0
         if bytes.count > 20 {
-            guard bytes[19] == UInt8(ascii: "."), bytes.count > 21, let digits = number(20..<(bytes.count - 1)) else { return nil }
-            let count = bytes.count - 21
-            fraction = count >= 3 ? digits / Int64(pow(10, Double(count - 3))) : digits * Int64(pow(10, Double(3 - count)))
+            // Milliseconds from the first three digits; any further digits are checked and
+            // dropped (a long fraction once overflowed here: found by `scripts/fuzz index-line`).
+            guard bytes[19] == UInt8(ascii: "."), bytes.count > 21 else { return nil }
+            for i in 20..<(bytes.count - 1) where bytes[i] < 48 || bytes[i] > 57 { return nil }
+            for i in 20..<23 { fraction = fraction * 10 + (i < bytes.count - 1 ? Int64(bytes[i] - 48) : 0) }
         } else if bytes[19] != UInt8(ascii: "Z") {
             return nil
         }
