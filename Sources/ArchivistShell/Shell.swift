@@ -120,7 +120,10 @@ public final class Shell: @unchecked Sendable {
     func readCommands(bail: Bool, mode: InputMode?) -> Int32 {
         let interactive = mode.map { $0 == .interactive } ?? (isatty(STDIN_FILENO) == 1)
         readsCommandsFromStandardInput = true
-        if !interactive { return runScript(bail: bail, nextLine: { Swift.readLine(strippingNewline: true) }) }
+        if !interactive {
+            let lines = ScriptLineReader()
+            return runScript(bail: bail, nextLine: lines.next)
+        }
         let historyPath: String?
         do throws(ShellError) {
             historyPath = try EditLineReader.defaultHistoryPath(environment: environment)
@@ -128,7 +131,7 @@ public final class Shell: @unchecked Sendable {
             return report(error)
         }
         // libedit needs a terminal; without one, prompts are printed and lines read plainly.
-        guard isatty(STDIN_FILENO) == 1 else { return runInteractive(reader: PlainLineReader(output: output)) }
+        guard isatty(STDIN_FILENO) == 1 else { return runInteractive(reader: PlainLineReader(output: output, errors: errors)) }
         return runInteractive(reader: EditLineReader(historyPath: historyPath))
     }
 

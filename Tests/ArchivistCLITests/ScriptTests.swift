@@ -1,8 +1,9 @@
 import ArchivistClient
-import ArchivistShell
 import ArchivistStore
 import Foundation
 import Testing
+
+@testable import ArchivistShell
 
 /// How a command line or a script line is split into words, and when it continues.
 @Suite struct CommandLineSplitterTests {
@@ -21,6 +22,11 @@ import Testing
         (#"x "" y"#, ["x", "", "y"]),
         ("put x {\"a\":\n1}", ["put", "x", "{\"a\":\n1}"]),
         ("put x {\"a\":\\\n1}", ["put", "x", "{\"a\":1}"]),
+        // An escaped backslash at the end of a line is no continuation: the newline stays.
+        ("say \"a\\\\\nb\"", ["say", "a\\\nb"]),
+        ("say a\\\\\nb", ["say", "a\\", "b"]),
+        ("a\\\n\\\nb", ["ab"]),
+        ("say \"\u{301}x\"", ["say", "\u{301}x"]),
     ])
     func splitsLikeAShellAndKeepsJSONWhole(line: String, words: [String]) {
         #expect(CommandLineSplitter.split(line) == .words(words))
@@ -54,6 +60,52 @@ import Testing
     ])
     func anUnfinishedCommandContinuesOnTheNextLine(line: String) {
         #expect(CommandLineSplitter.split(line) == .incomplete)
+    }
+
+    @Test(
+        "a command given a line at a time splits as its whole text does",
+        arguments: [
+            ["put a {", #"  "n": [1,"#, "    2]", "}"],
+            ["find \\", "  _id = a", ""],
+            ["say 'open", "", "still open", "closed'"],
+            [#"say "a\\"#, #"b""#],
+            ["x \\", "\\", "y"],
+            ["count '"],
+        ])
+    func linesScannedOneAtATimeAgreeWithTheWholeText(lines: [String]) {
+        var scanner = CommandLineSplitter.LineScanner()
+        for line in lines { scanner.add(line) }
+        #expect(scanner.outcome == CommandLineSplitter.splitWords(lines.joined(separator: "\n")), "\(lines)")
+    }
+
+    @Test("a quote left open for 100,000 lines is scanned once, not once per line", .timeLimit(.minutes(1)))
+    func aLongOpenQuoteCostsEachLineOnce() {
+        var pending = PendingCommand()
+        #expect(pending.add("count '") == .unfinished)
+        for _ in 0..<100_000 { _ = pending.add(String(repeating: "x", count: 40)) }
+        guard case .command(_, let words) = pending.add("'") else {
+            Issue.record("the quote did not close")
+            return
+        }
+        #expect(words.count == 2)
+        #expect(words[1].text.utf8.count == 100_000 * 41 + 1)
+    }
+
+    @Test("a command over 64 MiB is dropped, and the next starts clean")
+    func aCommandPastTheBoundIsDropped() {
+        var pending = PendingCommand()
+        let line = String(repeating: "x", count: 1 << 20)
+        #expect(pending.add("count '") == .unfinished)
+        var step = PendingCommand.Step.unfinished
+        var added = 0
+        while step == .unfinished {
+            step = pending.add(line)
+            added += 1
+        }
+        #expect(step == .tooLong)
+        #expect(added == 64)
+        #expect(pending.isEmpty)
+        #expect(pending.add("count") == .command(text: "count", words: [ShellWord("count", quoting: .none)]))
     }
 
     @Test func bracketsInOrdinaryWordsDoNotContinueTheLine() {
@@ -135,6 +187,19 @@ struct ScriptTests {
         #expect(result.stdoutLines.first == #"{"id":"a","outcome":"added"}"#)
         #expect(result.stdoutLines.dropFirst().first == #"{"n":[1,2]}"#, "\(result)")
         #expect(result.stderrLines == ["error: line 8: ID 'nope': no such document"], "\(result)")
+    }
+
+    @Test("a line over 64 MiB stops the script with an error naming it; nothing after it runs")
+    func aLineOverTheBoundStopsTheScript() throws {
+        let text = "put a {\"n\": 1}\ncount '" + String(repeating: "y", count: 65 << 20) + "\nput b {\"n\": 2}\n"
+        let result = try script(text)
+        #expect(result.status == 1)
+        #expect(
+            result.stderrLines == ["error: line 2: the command is longer than 64 MiB (started on line 2); the script stops here"],
+            "\(result.stderr.prefix(300))")
+        let ids = try sandbox.run(["--format", "jsonl", "find", "--fields", "_id"])
+        #expect(ids.stdoutLines == [#"{"_id":"a"}"#], "\(ids)")
+        #expect(try sandbox.run(["check"]).status == 0)
     }
 
     @Test("an unfinished command at the end of the input is an error naming where it started")

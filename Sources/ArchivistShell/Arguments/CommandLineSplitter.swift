@@ -29,11 +29,11 @@ public enum CommandLineSplitter {
         var inString = false
         var escaped = false
 
-        mutating func start(with c: Character) {
+        mutating func start(with c: Unicode.Scalar) {
             isJSON = c == "{" || c == "["
         }
 
-        mutating func feed(_ c: Character) {
+        mutating func feed(_ c: Unicode.Scalar) {
             guard isJSON else { return }
             if inString {
                 if escaped { escaped = false } else if c == "\\" { escaped = true } else if c == "\"" { inString = false }
@@ -60,26 +60,62 @@ public enum CommandLineSplitter {
 
     /// Splits `text` into words that remember their quotes.
     public static func splitWords(_ text: String) -> WordsOutcome {
-        // A line ending in an unescaped backslash continues.
-        guard !endsInContinuation(text) else { return .incomplete }
-        var scanner = WordScanner(Array(text.replacingOccurrences(of: "\\\n", with: "")))
-        scanner.scan()
+        var scanner = LineScanner()
+        for line in text.utf8.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
+            scanner.add(String(decoding: line, as: UTF8.self))
+        }
         return scanner.outcome
     }
 
-    /// Whether `text` ends in an odd number of backslashes (the last one escapes the newline after).
-    static func endsInContinuation(_ text: String) -> Bool {
+    /// Whether `line` ends in an odd number of backslashes (the last one escapes the newline after).
+    static func endsInContinuation(_ line: String) -> Bool {
         var trailing = 0
-        for c in text.reversed() {
+        for c in line.unicodeScalars.reversed() {
             guard c == "\\" else { break }
             trailing += 1
         }
         return trailing % 2 == 1
     }
 
+    /// The scan of a command given a line at a time, as a script or the prompt reads it: each line
+    /// costs its own length however many lines came before (a quote left open over 100,000 lines
+    /// is scanned once, not once per line).
+    ///
+    /// A line ending in an odd number of backslashes continues on the next one: the backslash and
+    /// the newline are dropped and the two lines are scanned as one. Any other line break is a
+    /// newline character of the command (white space between words, kept inside quotes and JSON).
+    struct LineScanner {
+        private var words = WordScanner()
+        /// The lines joined by continuations since the last one scanned, without their backslashes.
+        private var continued = ""
+        private var isContinuing = false
+        private var hasScanned = false
+
+        /// Adds the next line (without its newline).
+        mutating func add(_ line: String) {
+            if CommandLineSplitter.endsInContinuation(line) {
+                continued.unicodeScalars.append(contentsOf: line.unicodeScalars.dropLast())
+                isContinuing = true
+                return
+            }
+            var chunk = hasScanned ? "\n" : ""
+            chunk += continued
+            chunk += line
+            continued = ""
+            isContinuing = false
+            hasScanned = true
+            words.scan(Array(chunk.unicodeScalars))
+        }
+
+        /// The words, or `.incomplete` while a quote, a JSON argument or a continuation is open.
+        var outcome: WordsOutcome {
+            isContinuing ? .incomplete : words.outcome
+        }
+    }
+
     /// The scan of a command's characters into words, one character (or escape) at a time.
     struct WordScanner {
-        private let characters: [Character]
+        private var characters: [Unicode.Scalar] = []
         private var index = 0
         private var words: [ShellWord] = []
         private var current = ""
@@ -87,17 +123,13 @@ public enum CommandLineSplitter {
         /// How many quoted spans the current word has, the quote of the first, and whether it
         /// has characters outside quotes.
         private var quotedSpans = 0
-        private var firstQuote: Character?
+        private var firstQuote: Unicode.Scalar?
         private var hasBareCharacters = false
         /// The quote character of an open quote.
-        private var quote: Character?
+        private var quote: Unicode.Scalar?
         private var brackets = BracketTracker()
         /// Whether the current word is a JSON argument, taken literally.
         private var literalJSON = false
-
-        init(_ characters: [Character]) {
-            self.characters = characters
-        }
 
         /// The words, or `.incomplete` when a quote or a JSON argument's brackets are still open.
         var outcome: WordsOutcome {
@@ -120,8 +152,11 @@ public enum CommandLineSplitter {
             return ShellWord(current, quoting: quoting)
         }
 
-        /// Scans every character.
-        mutating func scan() {
+        /// Scans `chunk`, the characters of the command that follow those already scanned (a
+        /// backslash escapes only within its chunk: a chunk never ends in one that escapes).
+        mutating func scan(_ chunk: [Unicode.Scalar]) {
+            characters = chunk
+            index = 0
             while index < characters.count {
                 let c = characters[index]
                 index += 1
@@ -129,7 +164,7 @@ public enum CommandLineSplitter {
             }
         }
 
-        private mutating func scan(_ c: Character) {
+        private mutating func scan(_ c: Unicode.Scalar) {
             // A word that starts with a bare `{` or `[` is JSON: taken literally (quotes and
             // backslashes included) until its brackets close, so `put ID {"a": 1}` works as typed.
             if literalJSON {
@@ -147,7 +182,7 @@ public enum CommandLineSplitter {
 
         /// Inside quotes: everything is kept until the quote that opened them, except that within
         /// double quotes a backslash escapes `"`, `\`, `$` and a backquote.
-        private mutating func scanQuoted(_ c: Character, closedBy open: Character) {
+        private mutating func scanQuoted(_ c: Unicode.Scalar, closedBy open: Unicode.Scalar) {
             if c == open {
                 quote = nil
             } else if open == "\"", c == "\\", let next = peek(), ["\"", "\\", "$", "`"].contains(next) {
@@ -160,7 +195,7 @@ public enum CommandLineSplitter {
 
         /// Outside quotes: quotes open, a backslash escapes the next character, white space ends a
         /// word (unless a JSON argument's brackets are open).
-        private mutating func scanBare(_ c: Character) {
+        private mutating func scanBare(_ c: Unicode.Scalar) {
             switch c {
             case "'", "\"":
                 quote = c
@@ -179,11 +214,11 @@ public enum CommandLineSplitter {
             }
         }
 
-        private mutating func endWord(at blank: Character) {
+        private mutating func endWord(at blank: Unicode.Scalar) {
             guard inWord else { return }
             if brackets.isOpen {
                 // Inside an unfinished JSON value: the white space is part of it.
-                current.append(blank)
+                current.unicodeScalars.append(blank)
                 return
             }
             words.append(currentWord)
@@ -196,18 +231,18 @@ public enum CommandLineSplitter {
             brackets = BracketTracker()
         }
 
-        private mutating func add(_ c: Character, bare: Bool) {
-            current.append(c)
+        private mutating func add(_ c: Unicode.Scalar, bare: Bool) {
+            current.unicodeScalars.append(c)
             brackets.feed(c)
             inWord = true
             if bare { hasBareCharacters = true }
         }
 
-        private func peek() -> Character? {
+        private func peek() -> Unicode.Scalar? {
             index < characters.count ? characters[index] : nil
         }
 
-        private static func isBlank(_ c: Character) -> Bool {
+        private static func isBlank(_ c: Unicode.Scalar) -> Bool {
             c == " " || c == "\t" || c == "\n" || c == "\r"
         }
     }

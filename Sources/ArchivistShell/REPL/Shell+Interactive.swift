@@ -28,7 +28,12 @@ extension Shell {
                 pending.clear()
                 continue
             case .line(let line):
-                guard case .command(let command, let words) = pending.add(line) else { continue }
+                let step = pending.add(line)
+                if step == .tooLong {
+                    reportError("the command is longer than \(PendingCommand.maximumBytes >> 20) MiB: it is dropped")
+                    continue
+                }
+                guard case .command(let command, let words) = step else { continue }
                 reader.addToHistory(command)
                 guard !words.isEmpty else { continue }
                 let paging = usesPager && output.isTerminal

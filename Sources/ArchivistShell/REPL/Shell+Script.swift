@@ -8,7 +8,14 @@ extension Shell {
     /// Runs a script: each line one command (blank lines and `#` comments skipped; an unfinished
     /// quote, JSON argument or trailing `\` continues on the next line). Errors go to stderr as
     /// `error: line N: ...`; later lines still run unless `bail`. Returns 1 if any command failed.
+    /// A line or a command longer than ``PendingCommand/maximumBytes`` stops the script (what
+    /// follows it cannot be told apart from its text).
     public func runScript(bail: Bool, nextLine: () -> String?) -> Int32 {
+        runScript(bail: bail) { nextLine().map(ScriptLineReader.Line.text) }
+    }
+
+    /// Runs a script read with a bound on its lines (``ScriptLineReader``).
+    func runScript(bail: Bool, nextLine: () -> ScriptLineReader.Line?) -> Int32 {
         var failed = false
         var pending = PendingCommand()
         var firstLine = 0
@@ -18,10 +25,23 @@ extension Shell {
             output.flush()
             errors.flush()
         }
-        while let line = nextLine() {
+        while let read = nextLine() {
             number += 1
             if pending.isEmpty { firstLine = number }
-            guard case .command(_, let words) = pending.add(line), !words.isEmpty else { continue }
+            let step: PendingCommand.Step
+            switch read {
+            case .text(let line): step = pending.add(line)
+            case .tooLong: step = .tooLong
+            }
+            if step == .tooLong {
+                lineNumber = number
+                reportError(
+                    "the command is longer than \(PendingCommand.maximumBytes >> 20) MiB (started on line \(firstLine)); the script stops here"
+                )
+                lineNumber = nil
+                return ExitStatus.failure
+            }
+            guard case .command(_, let words) = step, !words.isEmpty else { continue }
             lineNumber = firstLine
             let status = runLine(words)
             output.flush()
