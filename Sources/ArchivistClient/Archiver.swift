@@ -178,7 +178,6 @@ public final class Archiver: Sendable {
         }
         progress = record
         var firstRejection: String?
-        var start = 0
         onEvent(.storing(stored: 0, received: record.received))
         // The next batch is parsed and encoded on another core while this one is written.
         let store = self.store
@@ -232,7 +231,6 @@ public final class Archiver: Sendable {
             record.at = Date()
             progress = record
             try records.save(record)
-            start = end
             onEvent(.storing(stored: record.stored, received: record.received))
         }
         if let firstRejection { onEvent(.rejected(month, count: record.rejected, first: firstRejection)) }

@@ -13,9 +13,25 @@ public struct KeyRedaction: Sendable {
         self.key = key
     }
 
-    /// `text` with every occurrence of the key replaced by the placeholder.
+    /// `text` with every occurrence of the key replaced by the placeholder, compared byte by byte:
+    /// a key followed by a combining mark (`KEY\u{301}`, one character to a `String` search) is
+    /// still found.
     public func callAsFunction(_ text: String) -> String {
-        guard !key.isEmpty else { return text }
-        return text.replacingOccurrences(of: key, with: Self.placeholder)
+        let key = Array(self.key.utf8)
+        guard let first = key.first else { return text }
+        let bytes = Array(text.utf8)
+        var result: [UInt8] = []
+        result.reserveCapacity(bytes.count)
+        var index = 0
+        while index < bytes.count {
+            if bytes[index] == first, bytes[index...].starts(with: key) {
+                result.append(contentsOf: Self.placeholder.utf8)
+                index += key.count
+            } else {
+                result.append(bytes[index])
+                index += 1
+            }
+        }
+        return String(decoding: result, as: UTF8.self)
     }
 }

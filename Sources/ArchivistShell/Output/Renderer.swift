@@ -120,11 +120,15 @@ public struct Renderer: Sendable {
         }
     }
 
-    /// Quotes a CSV cell when it needs it (RFC 4180).
+    /// Quotes a CSV cell when it needs it (RFC 4180), looking at code points: a quote followed by
+    /// a combining mark (one character to Swift) is still a quote to a CSV reader.
     static func csvEscape(_ cell: String) -> String {
-        if cell.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) {
-            return "\"" + cell.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        guard cell.unicodeScalars.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return cell }
+        var quoted = "\""
+        for scalar in cell.unicodeScalars {
+            if scalar == "\"" { quoted.unicodeScalars.append("\"") }
+            quoted.unicodeScalars.append(scalar)
         }
-        return cell
+        return quoted + "\""
     }
 }

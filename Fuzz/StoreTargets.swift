@@ -1,15 +1,15 @@
 // libFuzzer targets for the store's parsers, compiled into the ArchivistStore module itself
-// (`scripts/fuzz` builds them with `swiftc -sanitize=fuzzer,address`), so that they reach internal
-// parsers too. One binary holds every target; ARCHIVIST_FUZZ_TARGET names the one to run.
+// (`scripts/fuzz` builds it with `-sanitize=fuzzer,address`), so that they reach internal parsers
+// too. Fuzz/ShellTargets.swift holds the entry point and picks a target by ARCHIVIST_FUZZ_TARGET.
 // Where two implementations must agree (parsing and skipping a value, a parse and a compact copy,
 // writing then reading), the target checks that they do and traps when they do not.
 
 #if canImport(Glibc)
-import Glibc
+@preconcurrency import Glibc
 #endif
 
-/// The targets, by name.
-let fuzzTargets: [String: ([UInt8]) -> Void] = [
+/// The store's targets, by name.
+nonisolated(unsafe) public let storeFuzzTargets: [String: ([UInt8]) -> Void] = [
     "json": fuzzJSON,
     "deferred": fuzzDeferredJSON,
     "filter": fuzzFilter,
@@ -18,24 +18,6 @@ let fuzzTargets: [String: ([UInt8]) -> Void] = [
     "snapshot": fuzzSnapshot,
     "date": fuzzDate,
 ]
-
-/// The target this process runs, read once.
-let fuzzTarget: ([UInt8]) -> Void = {
-    let name = getenv("ARCHIVIST_FUZZ_TARGET").map { String(cString: $0) } ?? ""
-    guard let target = fuzzTargets[name] else {
-        fputs("ARCHIVIST_FUZZ_TARGET must be one of \(fuzzTargets.keys.sorted().joined(separator: ", ")), not '\(name)'\n", stderr)
-        exit(2)
-    }
-    return target
-}()
-
-/// libFuzzer's entry point.
-@_cdecl("LLVMFuzzerTestOneInput")
-public func archivistFuzzTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
-    let bytes = data.map { Array(UnsafeBufferPointer(start: $0, count: size)) } ?? []
-    fuzzTarget(bytes)
-    return 0
-}
 
 /// Traps with a message when two implementations disagree.
 func agree(_ condition: Bool, _ message: @autoclosure () -> String) {
