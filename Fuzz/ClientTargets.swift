@@ -22,7 +22,8 @@ func agree(_ condition: Bool, _ message: @autoclosure () -> String) {
 }
 
 /// A response body read as an Article Search page and as an Archive month: the two readers agree
-/// on whether it is JSON, on the hit count and on every document, and each error has its message.
+/// on whether it is JSON, on the hit count and on every document, and each error has a message.
+/// (Messages may quote the body; the shell makes each one line when it prints it.)
 func fuzzResponse(_ bytes: [UInt8]) {
     let source = "response from fuzz"
     let page: Result<SearchResponse, ClientError>
@@ -30,8 +31,7 @@ func fuzzResponse(_ bytes: [UInt8]) {
     let month: Result<ArchiveResponse, ClientError>
     do throws(ClientError) { month = .success(try ArchiveResponse(body: bytes, source: source)) } catch { month = .failure(error) }
     for case .failure(let error) in [page.map { _ in () }, month.map { _ in () }] {
-        let message = "\(error)"
-        agree(!message.isEmpty && !message.contains("\n"), "an error message of more than one line: \(message)")
+        agree(!"\(error)".isEmpty, "an empty error message")
     }
     if case .failure(.invalidJSON) = page {
         if case .success = month { agree(false, "the Archive reader accepted a body that is not JSON") }
@@ -68,7 +68,7 @@ func fuzzResponse(_ bytes: [UInt8]) {
 func fuzzSideFiles(_ bytes: [UInt8]) {
     func check(_ error: StoreError) {
         let message = "\(error)"
-        agree(message.contains("fuzz.json") && !message.contains("\n"), "a side file's error: \(message)")
+        agree(message.contains("fuzz.json"), "a side file's error does not name it: \(message)")
     }
     do throws(StoreError) {
         let records = try ArchiveRecords.decode(bytes, path: "fuzz.json")

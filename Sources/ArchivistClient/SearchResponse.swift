@@ -114,10 +114,11 @@ public struct SearchResponse: Sendable, Equatable {
         return nil
     }
 
-    /// A string in double quotes, cut at 300 characters.
+    /// A string as a JSON literal (a server's line breaks and control bytes escaped, so a message
+    /// stays one line), cut at 300 characters.
     private static func quoted(_ text: String) -> String {
         let cut = text.count > 300 ? String(text.prefix(300)) + "…" : text
-        return "\"" + cut + "\""
+        return JSONWriter.compactString(.string(cut))
     }
 
     /// A short description of a value for messages: its text when small, its type otherwise.
@@ -134,7 +135,9 @@ public struct SearchResponse: Sendable, Equatable {
     /// The keys of an object, for messages (`keys copyright, status`, or `no keys`).
     private static func keyList(of object: JSONValue) -> String {
         guard case .object(let members) = object, !members.isEmpty else { return "no keys" }
-        let keys = members.prefix(8).map(\.key).joined(separator: ", ")
+        let keys = members.prefix(8).map { member in
+            member.key.unicodeScalars.allSatisfy { $0.value >= 0x20 && $0.value != 0x7F } ? member.key : quoted(member.key)
+        }.joined(separator: ", ")
         return (members.count == 1 ? "key " : "keys ") + keys + (members.count > 8 ? ", …" : "")
     }
 }

@@ -180,14 +180,29 @@ public final class Shell: @unchecked Sendable {
 
     /// Prints one `error:` line (naming the script line, in a script).
     public func reportError(_ message: String) {
-        errors.line("error: " + (lineNumber.map { "line \($0): " } ?? "") + message)
+        errors.line("error: " + (lineNumber.map { "line \($0): " } ?? "") + Self.oneLine(message))
     }
 
-    /// A one-line message for any error.
+    /// A one-line message for any error: line breaks and tabs become spaces, and any other
+    /// control character (an escape sequence in a hostile ID or file name) is shown as `\u{1B}`.
     public static func message(for error: any Error) -> String {
         var text = (error as? LocalizedError)?.errorDescription ?? String(describing: error)
         if let hint = hint(for: error) { text += "; " + hint }
-        return text.replacingOccurrences(of: "\n", with: " ")
+        return oneLine(text)
+    }
+
+    /// `text` without line breaks or control characters (see ``message(for:)``).
+    static func oneLine(_ text: String) -> String {
+        var result = ""
+        result.unicodeScalars.reserveCapacity(text.unicodeScalars.count)
+        for scalar in text.unicodeScalars {
+            switch scalar.value {
+            case 0x0A, 0x0D, 0x09: result.unicodeScalars.append(" ")
+            case 0..<0x20, 0x7F, 0x80..<0xA0: result += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
     }
 
     /// What the user can do about an error, in the command line's words (the library's errors

@@ -130,4 +130,12 @@ struct HostileFileTests {
         #expect(after.status == 0, "\(after)")
         #expect(try sandbox.run(["get", "small"]).status == 0)
     }
+
+    @Test("an error quoting hostile text is one line without control characters: an escape sequence is shown, not sent")
+    func errorsShowControlCharactersInsteadOfSendingThem() throws {
+        let result = try sandbox.run(["get", "a\u{1B}[2Jb\nc\u{7}"])
+        #expect(result.status == 1)
+        #expect(result.stderrLines == [#"error: ID 'a\u{1B}[2Jb c\u{7}': no such document"#], "\(result)")
+        #expect(!result.stderr.contains(0x1B) && !result.stderr.contains(0x07))
+    }
 }

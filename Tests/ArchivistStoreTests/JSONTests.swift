@@ -31,6 +31,9 @@ import Testing
         ("01", 1, "unexpected data after the value"),
         ("nul", 0, "unexpected end of input"),
         (#"{"a":"\x"}"#, 6, "invalid escape '\\x'"),
+        // An escaped byte that is not printable is named by its value (the message stays one line).
+        ("{\"a\":\"\\\n\"}", 6, "invalid escape '\\' before byte 0x0A"),
+        ("[\"\\\u{1B}[31m\"]", 2, "invalid escape '\\' before byte 0x1B"),
         (#""\ud800""#, 1, "unpaired surrogate in string"),
         ("[1.]", 3, "expected a digit after '.'"),
         ("{\"a\":\"line\nbreak\"}", 10, "control character in string"),

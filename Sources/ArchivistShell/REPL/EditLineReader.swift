@@ -27,25 +27,26 @@ public final class EditLineReader: LineReader {
     public init(historyPath: String?, historySize: Int32 = 1000) {
         editLine = archivist_el_init(CommandLine.arguments.first ?? "archivist")
         history = archivist_history_init(historySize)
-        self.historyPath = historyPath
         self.historySize = Int(historySize)
         archivist_el_use_emacs(editLine)
         archivist_el_set_history(editLine, history)
         archivist_el_set_prompt(editLine) { _ in
             EditLineReader.currentPrompt.withUnsafeMutableBufferPointer { $0.baseAddress! }
         }
+        var savedPath = historyPath
         if let historyPath {
-            _ = archivist_history_load(history, historyPath)
-            var loaded: [String] = []
-            var entry = archivist_history_oldest(history)
-            while let text = entry {
-                loaded.append(String(cString: text))
-                entry = archivist_history_newer(history)
+            switch HistoryFile.load(historyPath) {
+            case .missing: break
+            case .entries(let loaded):
+                historyEntries = EditLineReader.collapsingDuplicates(loaded, keeping: self.historySize)
+            case .refused(let reason):
+                // Neither read nor written over: it may be someone's file, or not a file at all.
+                fputs("warning: history \(historyPath): \(reason); this session's history is not kept\n", stderr)
+                savedPath = nil
             }
-            let unique = EditLineReader.collapsingDuplicates(loaded, keeping: self.historySize)
-            historyEntries = unique
-            if unique != loaded { rebuildHistory() }
         }
+        self.historyPath = savedPath
+        rebuildHistory()
         archivist_el_bind_tab(editLine) { editLine, _ in
             guard let editLine, let info = el_line(editLine) else { return UInt8(CC_ERROR) }
             let start = UnsafeRawPointer(info.pointee.buffer!)
@@ -117,10 +118,7 @@ public final class EditLineReader: LineReader {
         historyEntries = EditLineReader.collapsingDuplicates(historyEntries + [command], keeping: historySize)
         rebuildHistory()
         guard let historyPath else { return }
-        let folder = (historyPath as NSString).deletingLastPathComponent
-        try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        _ = archivist_history_save(history, historyPath)
-        chmod(historyPath, 0o600)
+        HistoryFile.save(historyEntries, to: historyPath)
     }
 
     /// Refills libedit's list from `historyEntries`.

@@ -247,7 +247,12 @@ public enum JSONParser {
                 let unicode = try parseUnicodeEscape()
                 scratch.append(contentsOf: Array(String(Character(unicode)).utf8))
             default:
-                throw fail("invalid escape '\\\(Character(Unicode.Scalar(escape)))'", at: index - 2)
+                // A byte that is not printable is named by its value: a message stays one line of text.
+                let shown =
+                    (0x21...0x7E).contains(escape)
+                    ? "'\\\(Character(Unicode.Scalar(escape)))'"
+                    : "'\\' before byte 0x\(escape < 16 ? "0" : "")\(String(escape, radix: 16, uppercase: true))"
+                throw fail("invalid escape \(shown)", at: index - 2)
             }
         }
 
