@@ -132,6 +132,26 @@ struct HistoryTests {
         #expect(onFIFO.historyEntries == ["count"])
     }
 
+    @Test("the history file that overran libedit's reader (found by fuzzing) loads, and a session over it works")
+    func theFileThatOverranLibeditLoads() throws {
+        let path = CLI.fixture("fuzz/history-libedit-overflow")
+        guard case .entries(let entries) = HistoryFile.load(path) else {
+            Issue.record("the fixture did not load")
+            return
+        }
+        #expect(entries.count == 5 && entries[0].unicodeScalars.filter { $0 == "\\" }.count > 20)
+        #expect(HistoryFile.decode(HistoryFile.encode(entries)) == entries)
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let copy = sandbox.root + "/history"
+        try FileManager.default.copyItem(atPath: path, toPath: copy)
+        let reader = EditLineReader(historyPath: copy)
+        reader.addToHistory("count")
+        let expected = EditLineReader.collapsingDuplicates(entries + ["count"], keeping: 1000)
+        #expect(reader.historyEntries == expected)
+        #expect(HistoryFile.load(copy) == .entries(expected))
+    }
+
     @Test func theFileIsReplacedWholeWithMode0600() throws {
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
