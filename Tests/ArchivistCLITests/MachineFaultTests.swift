@@ -1,4 +1,5 @@
 import ArchivistStore
+import ArchivistTestSupport
 import Foundation
 import Testing
 
@@ -7,7 +8,8 @@ import Testing
 #endif
 
 /// Faults of the machine with the real binary on real mounts: a read-only data folder (a
-/// read-only bind mount) and a full disk (a tmpfs of a few hundred KiB). They need root (CI runs as
+/// read-only bind mount), a full disk (a tmpfs of a few hundred KiB, filled) during an import, a
+/// put, a compact and a search's page, and a folder owned by another user (`setpriv`). They need root (CI runs as
 /// root) and `mount`; elsewhere they are skipped, saying why.
 @Suite("the machine's faults: a read-only folder and a full disk", .serialized, .enabled(if: Mounts.available, "needs root and mount"))
 struct MachineFaultTests {
@@ -108,6 +110,108 @@ struct MachineFaultTests {
         #expect(total.stdoutText == "450\n")
         let after = try sandbox.run(["--data", data, "check"], dataOption: false)
         #expect(after.status == 0, "\(after)")
+    }
+
+    /// Fills what is left of the file system at `mountPoint` with one file, and gives its path.
+    func fill(_ mountPoint: String) -> String {
+        let path = mountPoint + "/filler"
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        for size in [1 << 16, 4096, 1] {
+            let chunk = [UInt8](repeating: 0x61, count: size)
+            while write(descriptor, chunk, size) == size {}
+        }
+        close(descriptor)
+        return path
+    }
+
+    /// Expects `result` to be the one-line failure of a full disk in `data`.
+    func expectFullDisk(_ result: CLIResult, in data: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(result.status == 1, "\(result)", sourceLocation: sourceLocation)
+        #expect(
+            result.stderrLines.count == 1 && result.stderrText.contains(data) && result.stderrText.contains("no space left on device"),
+            "\(result)", sourceLocation: sourceLocation)
+    }
+
+    @Test("a full disk fails compact (the index rewritten, the snapshot merged) with one line; the answers stay; after space is freed it works")
+    func fullDiskDuringCompact() throws {
+        let mountPoint = sandbox.root + "/small"
+        try Mounts.tmpfs(at: mountPoint, kilobytes: 2048)
+        defer { Mounts.unmount(mountPoint) }
+        let data = mountPoint + "/data"
+        let input = sandbox.root + "/input.jsonl"
+        try sandbox.write((0..<200).map { Self.article($0, padding: 300) }.joined(separator: "\n") + "\n", to: input)
+        try #require(try sandbox.run(["--data", data, "import", input], dataOption: false).status == 0)
+        let removals = (0..<100).map { "remove doc-\($0 * 2)" }.joined(separator: "\n") + "\n"
+        try #require(try sandbox.run(["--data", data], dataOption: false, stdin: Array(removals.utf8)).status == 0)
+        let query = ["--data", data, "--format", "jsonl", "find", "section_name = Sports", "--fields", "_id", "--sort", "_id"]
+        let before = try sandbox.run(query, dataOption: false)
+        try #require(before.stdoutLines.count == 100)
+        let indexBefore = sandbox.contents(data + "/index.jsonl")
+
+        let filler = fill(mountPoint)
+        let compact = try sandbox.run(["--data", data, "compact"], dataOption: false)
+        expectFullDisk(compact, in: data)
+        #expect(sandbox.contents(data + "/index.jsonl") == indexBefore, "the index changed")
+        #expect(try sandbox.run(query, dataOption: false).stdoutText == before.stdoutText)
+        #expect(try sandbox.run(["--data", data, "check"], dataOption: false).status == 0)
+        #expect((try? FileManager.default.contentsOfDirectory(atPath: data + "/tmp"))?.isEmpty ?? true, "temporary files left")
+
+        unlink(filler)
+        let again = try sandbox.run(["--data", data, "compact"], dataOption: false)
+        #expect(again.status == 0, "\(again)")
+        #expect(try sandbox.run(query, dataOption: false).stdoutText == before.stdoutText)
+        #expect(try sandbox.run(["--data", data, "check"], dataOption: false).status == 0)
+    }
+
+    @Test("a full disk fails a search's page with one line; the pages stored before stay check-clean; after space is freed the search completes")
+    func fullDiskDuringASearchPage() throws {
+        let server = try FakeNYTServer(
+            documents: ArticleGenerator.corpus(count: 40, seed: 5, from: "2020-01-01", to: "2020-12-31"), apiKey: "fault-key")
+        let mountPoint = sandbox.root + "/small"
+        try Mounts.tmpfs(at: mountPoint, kilobytes: 1024)
+        defer { Mounts.unmount(mountPoint) }
+        let data = mountPoint + "/data"
+        let environment = CLI.fakeAPIEnvironment(key: "fault-key", base: server.baseURL)
+        let search = ["--data", data, "--format", "jsonl", "search", "--sort", "oldest"]
+        let first = try sandbox.run(search + ["--pages", "1"], dataOption: false, environment: environment)
+        try #require(first.status == 0, "\(first)")
+
+        let filler = fill(mountPoint)
+        let full = try sandbox.run(search + ["--pages", "4"], dataOption: false, environment: environment)
+        expectFullDisk(full, in: data)
+        #expect(try sandbox.run(["--data", data, "count"], dataOption: false).stdoutText == "10\n")
+        #expect(try sandbox.run(["--data", data, "check"], dataOption: false).status == 0)
+
+        unlink(filler)
+        let again = try sandbox.run(search + ["--pages", "4"], dataOption: false, environment: environment)
+        #expect(again.status == 0, "\(again)")
+        #expect(try sandbox.run(["--data", data, "count"], dataOption: false).stdoutText == "40\n")
+        #expect(try sandbox.run(["--data", data, "check"], dataOption: false).status == 0)
+    }
+
+    @Test("a folder owned by another user is read by this one, and each write fails with one line naming it, changing nothing")
+    func folderOwnedBySomeoneElse() throws {
+        let input = sandbox.root + "/input.jsonl"
+        try sandbox.write((0..<3).map { Self.article($0) }.joined(separator: "\n") + "\n", to: input)
+        try #require(try sandbox.run(["import", input]).status == 0)
+        chmod(sandbox.root, 0o755)
+        let before = snapshot(sandbox.data)
+        let archivist = try CLI.binary()
+        func asNobody(_ arguments: [String], stdin: [UInt8]? = nil) throws -> CLIResult {
+            try sandbox.run(
+                ["--reuid=65534", "--regid=65534", "--clear-groups", archivist, "--data", sandbox.data] + arguments,
+                dataOption: false, stdin: stdin, binary: "/usr/bin/setpriv")
+        }
+        let count = try asNobody(["count"])
+        #expect(count.status == 0 && count.stdoutText == "3\n", "\(count)")
+        #expect(try asNobody(["get", "doc-1"]).status == 0)
+        #expect(try asNobody(["check"]).status == 0)
+        for write in [["put", "doc-9", "{}"], ["remove", "doc-1"], ["compact"], ["import", input]] {
+            let result = try asNobody(write)
+            #expect(result.status == 1, "\(write): \(result)")
+            #expect(result.stderrLines.count == 1 && result.stderrText.contains(sandbox.data), "\(write): \(result)")
+        }
+        #expect(sameSnapshot(before, snapshot(sandbox.data)), "a write by another user changed the folder")
     }
 }
 
