@@ -138,4 +138,18 @@ struct HostileFileTests {
         #expect(result.stderrLines == [#"error: ID 'a\u{1B}[2Jb c\u{7}': no such document"#], "\(result)")
         #expect(!result.stderr.contains(0x1B) && !result.stderr.contains(0x07))
     }
+
+    @Test(
+        "an import whose line never ends (a sparse 300 MiB file, like /dev/zero) stops at 256 MiB naming the line; earlier lines are kept")
+    func anEndlessLineStopsAnImport() throws {
+        let path = sandbox.root + "/endless.jsonl"
+        try sandbox.write(#"{"_id":"a","n":1}"# + "\n", to: path)
+        #expect(truncate(path, off_t(300 << 20)) == 0)
+        let result = try sandbox.run(["import", path])
+        #expect(result.status == 1, "\(result)")
+        #expect(
+            result.stderrLines == ["error: import: \(path): cannot read: line 2 is longer than 256 MiB, the largest document"], "\(result)")
+        #expect(try sandbox.run(["count"]).stdoutText == "1\n")
+        #expect(try sandbox.run(["check"]).status == 0)
+    }
 }

@@ -132,7 +132,9 @@ struct MachineFaultTests {
             "\(result)", sourceLocation: sourceLocation)
     }
 
-    @Test("a full disk fails compact (the index rewritten, the snapshot merged) with one line; the answers stay; after space is freed it works")
+    @Test(
+        "a full disk fails compact (the index rewritten, the snapshot merged) with one line; the answers stay; after space is freed it works"
+    )
     func fullDiskDuringCompact() throws {
         let mountPoint = sandbox.root + "/small"
         try Mounts.tmpfs(at: mountPoint, kilobytes: 2048)
@@ -163,7 +165,9 @@ struct MachineFaultTests {
         #expect(try sandbox.run(["--data", data, "check"], dataOption: false).status == 0)
     }
 
-    @Test("a full disk fails a search's page with one line; the pages stored before stay check-clean; after space is freed the search completes")
+    @Test(
+        "a full disk fails a search's page with one line; the pages stored before stay check-clean; after space is freed the search completes"
+    )
     func fullDiskDuringASearchPage() throws {
         let server = try FakeNYTServer(
             documents: ArticleGenerator.corpus(count: 40, seed: 5, from: "2020-01-01", to: "2020-12-31"), apiKey: "fault-key")

@@ -12,6 +12,9 @@ public final class JSONLinesReader {
     private var lineNumber = 1
     private var atEnd = false
     private var isFirstLine = true
+    /// The longest line read: a longer one stops the reading with ``readError``.
+    static let maximumLineBytes = DocumentStore.maximumDocumentBytes
+
     /// The error that stopped reading, if any.
     public private(set) var readError: String?
 
@@ -37,14 +40,24 @@ public final class JSONLinesReader {
         while ranges.count < maxCount {
             // Find the next newline in what is pending, reading more when there is none.
             var newline: Int?
+            var tooLong = false
             while newline == nil {
-                if let found = pending[scanned...].firstIndex(of: 0x0A) {
+                if let found = Self.firstNewline(in: pending, from: scanned) {
                     newline = found
                 } else {
                     scanned = pending.count
+                    if pending.count - lineStart > Self.maximumLineBytes {
+                        // No document is this long (`/dev/zero` is not JSON Lines): stop, bounded.
+                        readError = "line \(lineNumber) is longer than \(Self.maximumLineBytes >> 20) MiB, the largest document"
+                        pending.removeSubrange(lineStart...)
+                        atEnd = true
+                        tooLong = true
+                        break
+                    }
                     if atEnd || !fill() { break }
                 }
             }
+            if tooLong { break }
             let end = newline ?? pending.count
             if newline == nil && lineStart == end { break }
             var range = lineStart..<end
@@ -66,6 +79,14 @@ public final class JSONLinesReader {
         let items = pending.withUnsafeBufferPointer { ImportReader.parseLines($0, ranges: ranges, numbers: numbers) }
         pending.removeSubrange(0..<lineStart)
         return items
+    }
+
+    /// Where the first newline at or after `start` is in `bytes` (memchr: fast in any build).
+    static func firstNewline(in bytes: [UInt8], from start: Int) -> Int? {
+        guard start < bytes.count else { return nil }
+        return bytes.withUnsafeBytes { buffer in
+            memchr(buffer.baseAddress! + start, 0x0A, buffer.count - start).map { UnsafeRawPointer($0) - buffer.baseAddress! }
+        }
     }
 
     /// Reads up to 4 MiB more; false at the end of input (or on a read error).
