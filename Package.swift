@@ -1,5 +1,11 @@
 // swift-tools-version:6.0
+import Foundation
 import PackageDescription
+
+/// Set by `scripts/sanitize`: the executable then links the shared Swift runtime, because the
+/// static one's link flags (`--exclude-libs ALL`) also hide the sanitizer runtime's symbols, which
+/// the sanitized network library it loads needs.
+let linksSharedRuntime = ProcessInfo.processInfo.environment["ARCHIVIST_SHARED_RUNTIME"] == "1"
 
 let package = Package(
     name: "Archivist",
@@ -34,13 +40,15 @@ let package = Package(
         // libraries named are what the static Foundation needs and the shared one brings itself.
         .executableTarget(
             name: "archivist", dependencies: ["ArchivistShell"],
-            linkerSettings: [
-                .unsafeFlags([
-                    "-static-stdlib", "-Xlinker", "--start-group", "-lFoundation", "-lCoreFoundation",
-                    "-lFoundationInternationalization", "-lFoundationEssentials", "-l_FoundationICU",
-                    "-l_FoundationCShims", "-l_FoundationCollections", "-Xlinker", "--end-group",
-                ])
-            ]),
+            linkerSettings: linksSharedRuntime
+                ? []
+                : [
+                    .unsafeFlags([
+                        "-static-stdlib", "-Xlinker", "--start-group", "-lFoundation", "-lCoreFoundation",
+                        "-lFoundationInternationalization", "-lFoundationEssentials", "-l_FoundationICU",
+                        "-l_FoundationCShims", "-l_FoundationCollections", "-Xlinker", "--end-group",
+                    ])
+                ]),
         // Helpers for tests and benchmarks: a fault-injecting file system, a document generator,
         // a fake NYT Article Search server on 127.0.0.1.
         .target(name: "ArchivistTestSupport", dependencies: ["ArchivistStore"]),
