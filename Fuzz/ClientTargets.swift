@@ -13,14 +13,6 @@ nonisolated(unsafe) public let clientFuzzTargets: [String: ([UInt8]) -> Void] = 
     "side-files": fuzzSideFiles,
 ]
 
-/// Traps with a message when two implementations disagree.
-func agree(_ condition: Bool, _ message: @autoclosure () -> String) {
-    if !condition {
-        fputs("disagreement: \(message())\n", stderr)
-        abort()
-    }
-}
-
 /// A response body read as an Article Search page and as an Archive month: the two readers agree
 /// on whether it is JSON, on the hit count and on every document, and each error has a message.
 /// (Messages may quote the body; the shell makes each one line when it prints it.)

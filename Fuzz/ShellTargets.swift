@@ -38,14 +38,6 @@ public func archivistFuzzTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int
     return 0
 }
 
-/// Traps with a message when two implementations disagree.
-func agree(_ condition: Bool, _ message: @autoclosure () -> String) {
-    if !condition {
-        say("disagreement: \(message())")
-        abort()
-    }
-}
-
 /// Writes a line on standard error.
 func say(_ text: String) {
     let line = Array((text + "\n").utf8)

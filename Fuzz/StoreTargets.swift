@@ -19,8 +19,8 @@ nonisolated(unsafe) public let storeFuzzTargets: [String: ([UInt8]) -> Void] = [
     "date": fuzzDate,
 ]
 
-/// Traps with a message when two implementations disagree.
-func agree(_ condition: Bool, _ message: @autoclosure () -> String) {
+/// Traps with a message when two implementations disagree (used by the targets of every module).
+public func agree(_ condition: Bool, _ message: @autoclosure () -> String) {
     if !condition {
         fputs("disagreement: \(message())\n", stderr)
         abort()

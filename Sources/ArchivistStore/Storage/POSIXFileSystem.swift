@@ -192,10 +192,12 @@ public struct POSIXFileSystem: FileSystem {
         }
         defer { closedir(dir) }
         var names: [String] = []
+        // The name is read in place, up to its NUL: a dirent is only as long as its `d_reclen`, so
+        // copying the whole 256-byte `d_name` out of it (`entry.pointee.d_name`) read past the end
+        // of readdir's buffer (found by AddressSanitizer).
+        let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
         while let entry = readdir(dir) {
-            let name = withUnsafePointer(to: entry.pointee.d_name) { pointer in
-                pointer.withMemoryRebound(to: CChar.self, capacity: Int(NAME_MAX) + 1) { String(cString: $0) }
-            }
+            let name = String(cString: (UnsafeRawPointer(entry) + nameOffset).assumingMemoryBound(to: CChar.self))
             if name != "." && name != ".." { names.append(name) }
         }
         return names
