@@ -410,7 +410,7 @@ extension IndexFile {
 
     /// The ranges of the complete lines of a buffer (without their newlines), and the bytes they
     /// span with their newlines. memchr finds newlines many bytes at a time.
-    private static func lineRanges(_ buffer: UnsafeBufferPointer<UInt8>) -> ([Range<Int>], Int) {
+    static func lineRanges(_ buffer: UnsafeBufferPointer<UInt8>) -> ([Range<Int>], Int) {
         var ranges: [Range<Int>] = []
         var lineStart = 0
         guard let base = buffer.baseAddress else { return ([], 0) }
@@ -580,19 +580,18 @@ extension IndexFile {
             if keepsOld { old.append(contentsOf: chunk) }
             let bytes = carry + chunk
             let consumed = bytes.withUnsafeBufferPointer { buffer -> Int in
-                var lineStart = 0
-                while lineStart < buffer.count, let end = buffer[lineStart...].firstIndex(of: 0x0A) {
-                    let line = UnsafeBufferPointer(rebasing: buffer[lineStart..<end])
-                    if let decoded = try? Self.decodeFull(line, lineOffset: base + lineStart) {
+                let (ranges, consumed) = Self.lineRanges(buffer)
+                for range in ranges {
+                    let line = UnsafeBufferPointer(rebasing: buffer[range])
+                    if let decoded = try? Self.decodeFull(line, lineOffset: base + range.lowerBound) {
                         let number = decoded.sequence ?? previous + 1
                         previous = max(previous, number)
-                        starts.append(base + lineStart)
+                        starts.append(base + range.lowerBound)
                         numbers.append(number)
                         if case .removal = decoded.line { droppedRemovals = max(droppedRemovals, number) }
                     }
-                    lineStart = end + 1
                 }
-                return lineStart
+                return consumed
             }
             // A line longer than the longest an index holds is not one: it is passed over.
             carry = bytes.count - consumed > Self.maximumLineBytes ? [] : Array(bytes[consumed...])
