@@ -131,6 +131,55 @@ struct HostileFileTests {
         #expect(try sandbox.run(["get", "small"]).status == 0)
     }
 
+    @Test(
+        "a document file nested 100,000 levels deep is refused at 512 levels: get fails naming it, check reports it, repair quarantines it")
+    func deeplyNestedDocumentIsRefused() throws {
+        try sandbox.run(["put", "deep", #"{"n": 1}"#])
+        try sandbox.run(["put", "small", #"{"n": 2}"#])
+        let depth = 100_000
+        try sandbox.write(
+            #"{"n":"# + String(repeating: "[", count: depth) + String(repeating: "]", count: depth) + "}",
+            to: sandbox.documentFile("deep"))
+        let get = try sandbox.run(["get", "deep"])
+        #expect(get.status == 1 && get.stderrLines.count == 1, "\(get)")
+        #expect(get.stderrText.contains("deep.json") && get.stderrText.contains("nested deeper than 512 levels"), "\(get)")
+        let check = try sandbox.run(["--format", "jsonl", "check"])
+        #expect(check.status == 1 && check.stdoutText.contains("unreadable-document"), "\(check)")
+        #expect(try sandbox.run(["repair"]).status == 0)
+        #expect(try sandbox.run(["check"]).status == 0)
+        #expect(try sandbox.run(["get", "small"]).status == 0)
+    }
+
+    @Test(
+        "an index line whose fields nest 100,000 levels deep: a query on them fails with one line naming the index, check reports it, repair rebuilds it"
+    )
+    func deeplyNestedIndexFieldsAreRefused() throws {
+        #expect(try sandbox.run(["index", "add", "x"]).status == 0)
+        #expect(try sandbox.run(["put", "a", #"{"x": 1}"#]).status == 0)
+        let index = sandbox.data + "/" + FileNames.index
+        let lines = try String(contentsOfFile: index, encoding: .utf8).split(separator: "\n")
+        let last = String(try #require(lines.last))
+        let sequence = try #require(last.firstMatch(of: /"seq":(\d+),/).flatMap { Int($0.1) })
+        #expect(last.hasSuffix(#""fields":{"x":1}}"#), "\(last)")
+        // The fields are read lazily (open does not parse them): the next version of "a", well
+        // formed but for its depth.
+        let depth = 100_000
+        let hostile = last.replacingOccurrences(of: #""seq":\#(sequence),"#, with: #""seq":\#(sequence + 1),"#)
+            .replacingOccurrences(
+                of: #""fields":{"x":1}"#,
+                with: #""fields":{"x":"# + String(repeating: "[", count: depth) + String(repeating: "]", count: depth) + "}")
+        try sandbox.write(lines.joined(separator: "\n") + "\n" + hostile + "\n", to: index)
+        try? FileManager.default.removeItem(atPath: sandbox.data + "/" + FileNames.snapshot)
+        let query = try sandbox.run(["count", "x", "=", "1"])
+        #expect(query.status == 1 && query.stderrLines.count == 1, "\(query)")
+        #expect(query.stderrText.contains(FileNames.index) && query.stderrText.contains("nested deeper than 512 levels"), "\(query)")
+        let check = try sandbox.run(["--format", "jsonl", "check"])
+        #expect(check.status == 1 && check.stdoutText.contains("projected fields in the index are stale"), "\(check)")
+        #expect(try sandbox.run(["repair"]).status == 0)
+        #expect(try sandbox.run(["check"]).status == 0)
+        #expect(try sandbox.run(["count", "x", "=", "1"]).stdoutLines == ["1"])
+    }
+
     @Test("an error quoting hostile text is one line without control characters: an escape sequence is shown, not sent")
     func errorsShowControlCharactersInsteadOfSendingThem() throws {
         let result = try sandbox.run(["get", "a\u{1B}[2Jb\nc\u{7}"])
