@@ -6,6 +6,11 @@ import PackageDescription
 /// static one's link flags (`--exclude-libs ALL`) also hide the sanitizer runtime's symbols, which
 /// the sanitized network library it loads needs.
 let linksSharedRuntime = ProcessInfo.processInfo.environment["ARCHIVIST_SHARED_RUNTIME"] == "1"
+/// In that build the programs that load the network library (archivist, and the tests, which load
+/// it in process) export every symbol: the sanitized library calls into the sanitizer runtime
+/// linked into the program, and the runtime's own export list leaves out some of what
+/// ThreadSanitizer's instrumentation of Swift calls (`__tsan_external_write`).
+let exportsSanitizerRuntime: [LinkerSetting] = linksSharedRuntime ? [.unsafeFlags(["-Xlinker", "--export-dynamic"])] : []
 
 let package = Package(
     name: "Archivist",
@@ -41,7 +46,7 @@ let package = Package(
         .executableTarget(
             name: "archivist", dependencies: ["ArchivistShell"],
             linkerSettings: linksSharedRuntime
-                ? []
+                ? exportsSanitizerRuntime
                 : [
                     .unsafeFlags([
                         "-static-stdlib", "-Xlinker", "--start-group", "-lFoundation", "-lCoreFoundation",
@@ -61,7 +66,7 @@ let package = Package(
             resources: [.copy("Fixtures")]),
         .testTarget(
             name: "ArchivistClientTests", dependencies: ["ArchivistClient", "ArchivistStore", "ArchivistTestSupport"],
-            resources: [.copy("Fixtures")]),
+            resources: [.copy("Fixtures")], linkerSettings: exportsSanitizerRuntime),
         .testTarget(name: "FakeNYTServerTests", dependencies: ["ArchivistTestSupport", "ArchivistStore"]),
         .testTarget(
             name: "ArchivistCLITests", dependencies: ["ArchivistStore", "ArchivistClient", "ArchivistShell", "ArchivistTestSupport"],
