@@ -11,6 +11,9 @@ let linksSharedRuntime = ProcessInfo.processInfo.environment["ARCHIVIST_SHARED_R
 /// linked into the program, and the runtime's own export list leaves out some of what
 /// ThreadSanitizer's instrumentation of Swift calls (`__tsan_external_write`).
 let exportsSanitizerRuntime: [LinkerSetting] = linksSharedRuntime ? [.unsafeFlags(["-Xlinker", "--export-dynamic"])] : []
+/// Set by `scripts/sanitize thread`: ArchivistStore then compiles a `Mutex.withLock` that tells
+/// ThreadSanitizer about the lock (`Support/Mutex+ThreadSanitizer.swift`), which it cannot see.
+let sanitizesThreads = ProcessInfo.processInfo.environment["ARCHIVIST_SANITIZE"] == "thread"
 
 let package = Package(
     name: "Archivist",
@@ -26,7 +29,7 @@ let package = Package(
     targets: [
         // The storage engine: documents, index, journal, lock, queries, text search. Foundation
         // only; it knows nothing of NYT articles (the client gives it the NYT schema).
-        .target(name: "ArchivistStore"),
+        .target(name: "ArchivistStore", swiftSettings: sanitizesThreads ? [.define("ARCHIVIST_TSAN")] : []),
         // The NYT Article Search API client: requests, tolerant decoding, pacing, retries,
         // saved searches. The only async code in the project. It does not link the network stack:
         // its transport loads libArchivistNetwork.so at the first request.
