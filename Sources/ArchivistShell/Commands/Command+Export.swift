@@ -16,23 +16,33 @@ extension Command {
         name: "export", synopsis: "[FILTER]", summary: "Write every document (or those matching FILTER) as JSON Lines, sorted by ID",
         discussion: """
             One document per line, compact, keys sorted, in ID order, on standard output or, with --to,
-            into FILE (written to a temporary file, synced, then renamed, so FILE is never half-written).
-            FILTER is as for find.
+            into FILE: a regular file is written to a temporary file beside it, synced, then renamed
+            over it (keeping its mode), so it is never half-written; a device, FIFO or socket
+            (/dev/null, /dev/stdout) is written in place, never replaced, and a FIFO waits for its
+            reader; a symbolic link is followed, and stays a link. FILTER is as for find.
             """,
         examples: ["export > backup.jsonl", "export --to backup.jsonl", "export section_name = Sports --to sports.jsonl"],
         options: ExportOption.self,
         arity: 0...Int.max, isInterruptible: true
     ) { invocation, shell in
         let store = try shell.store()
-        let ids = try exportedIDs(invocation, store: store, shell: shell)
+        // FILE first: a folder or a missing folder fails before any work, and a FIFO's reader is
+        // waited for before the documents are read.
         let destination = try ExportDestination(path: invocation.value(.to), shell: shell, for: invocation)
+        let ids: [String]
+        do {
+            ids = try exportedIDs(invocation, store: store, shell: shell)
+        } catch {
+            destination.abandon()
+            throw error
+        }
         let (written, failures) = write(ids, to: destination.sink, store: store, invocation: invocation, shell: shell)
         if Interruption.isRequested {
-            destination.sink.flush()
-            if let path = destination.path {
+            if let path = destination.path, !destination.isInPlace {
                 destination.abandon()
                 throw invocation.interrupted("interrupted; '\(path)' was not written")
             }
+            destination.abandon()
             throw invocation.interrupted("interrupted after \(written) of \(Plural.count(ids.count, "document"))")
         }
         try destination.commit(for: invocation)

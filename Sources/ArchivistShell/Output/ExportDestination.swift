@@ -1,56 +1,59 @@
 import ArchivistStore
 
-#if canImport(Glibc)
-@preconcurrency import Glibc
-#endif
-
-/// Where `export` writes: standard output, or FILE by way of a temporary file beside it that is
-/// synced and then renamed over FILE, so FILE is never half-written.
+/// Where `export` writes: standard output, or FILE as a `FileDestination` writes it (a regular
+/// file whole, by a synced temporary file renamed over it; a device, FIFO or socket in place).
 struct ExportDestination {
     /// What the documents are written to.
     let sink: TextSink
     /// FILE, nil for standard output.
     let path: String?
-    private let temporary: String
-    private let descriptor: Int32
+    /// The open FILE, nil for standard output.
+    private let writer: FileDestination.Writer?
 
-    /// The shell's output, or a new temporary file for `path`.
+    /// The shell's output, or FILE opened for writing (a FIFO's reader waited for, until Ctrl-C).
     init(path: String?, shell: Shell, for invocation: Invocation<Command.ExportOption>) throws {
         self.path = path
-        temporary = path.map { $0 + ".tmp-\(getpid())" } ?? ""
-        guard path != nil else {
-            descriptor = -1
+        guard let path else {
+            writer = nil
             sink = shell.output
             return
         }
-        descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else {
-            throw invocation.failure("\(temporary): cannot create: \(systemErrorMessage())")
-        }
-        sink = TextSink(descriptor: descriptor)
-    }
-
-    /// Puts FILE in place: syncs the temporary file and renames it to FILE (nothing to do for
-    /// standard output). On failure the temporary file is removed and FILE left as it was.
-    func commit(for invocation: Invocation<Command.ExportOption>) throws {
-        guard let path else { return }
-        sink.flush()
-        let synced = fsync(descriptor) == 0 && !sink.hasFailed
-        close(descriptor)
-        let fileSystem = POSIXFileSystem()
         do {
-            guard synced else { throw invocation.failure("\(path): cannot write: \(systemErrorMessage())") }
-            try fileSystem.rename(temporary, to: path)
+            let opened = try FileDestination.resolve(path).open(isInterrupted: { Interruption.isRequested })
+            writer = opened
+            sink = TextSink(descriptor: opened.descriptor)
         } catch {
-            _ = try? fileSystem.removeFile(temporary)
-            throw error is ShellError ? error : invocation.failure(Shell.message(for: error))
+            if error.isInterruption { throw invocation.interrupted("interrupted; '\(path)' was not written") }
+            throw invocation.failure(error.description)
         }
     }
 
-    /// Drops the temporary file (Ctrl-C): FILE is left as it was.
+    /// Whether FILE is written in place (a device, a FIFO, a socket, a descriptor): what was
+    /// written before a failure or Ctrl-C has gone out.
+    var isInPlace: Bool { writer?.destination.isInPlace ?? true }
+
+    /// Puts FILE in place (a replaced file is synced and renamed; one written in place closed).
+    /// On failure a replaced FILE is left as it was.
+    func commit(for invocation: Invocation<Command.ExportOption>) throws {
+        guard let writer else { return }
+        sink.flush()
+        if let failure = sink.failure {
+            sink.discard()
+            writer.abandon()
+            throw invocation.failure("\(writer.destination.path): cannot write: \(failure)")
+        }
+        do {
+            try writer.commit()
+        } catch {
+            throw invocation.failure(error.description)
+        }
+    }
+
+    /// Drops what was written to a replaced FILE (Ctrl-C), leaving it as it was; one written in
+    /// place gets what was buffered and is closed.
     func abandon() {
-        guard path != nil else { return }
-        close(descriptor)
-        _ = try? POSIXFileSystem().removeFile(temporary)
+        guard let writer else { return }
+        if writer.destination.isInPlace { sink.flush() } else { sink.discard() }
+        writer.abandon()
     }
 }

@@ -13,6 +13,8 @@ public final class TextSink: Sendable {
         var buffer: [UInt8] = []
         /// Whether a write to the descriptor failed.
         var hasFailed = false
+        /// The C library's message for the first failed write.
+        var failure: String?
         /// Everything written, when the sink writes to memory.
         var captured: [UInt8] = []
         /// Whether writes are held in the buffer until `stopHolding` (a command's output that may
@@ -35,6 +37,9 @@ public final class TextSink: Sendable {
 
     /// Whether a write to the descriptor failed (a full disk, a closed pipe).
     public var hasFailed: Bool { state.withLock { $0.hasFailed } }
+
+    /// Why a write to the descriptor failed (`no space left on device`), nil when none did.
+    public var failure: String? { state.withLock { $0.failure } }
 
     /// Everything written, when this sink writes to memory.
     public var captured: [UInt8] { state.withLock { $0.captured } }
@@ -90,6 +95,12 @@ public final class TextSink: Sendable {
         }
     }
 
+    /// Drops what is buffered, unwritten (the descriptor is about to be closed and its file
+    /// abandoned).
+    public func discard() {
+        state.withLock { $0.buffer.removeAll() }
+    }
+
     /// Writes out what is buffered.
     public func flush() {
         state.withLock { flush(&$0) }
@@ -104,6 +115,7 @@ public final class TextSink: Sendable {
             if n < 0 {
                 if errno == EINTR { continue }
                 state.hasFailed = true
+                if state.failure == nil { state.failure = systemErrorMessage() }
                 break
             }
             offset += n

@@ -140,28 +140,20 @@ enum HistoryFile {
         return out
     }
 
-    /// Writes `entries` to `path` in place of what it holds: to a file beside it, then renamed.
-    /// Returns false when the file could not be written (the history is then kept in memory only).
+    /// Writes `entries` to `path` in place of what it holds, as a `FileDestination` replaces a
+    /// regular file (beside it, synced, renamed; through a symbolic link to its target; a new file
+    /// with mode 0600, whatever the old file's). Returns false when the file could not be written, or when the path is not a
+    /// regular file (a FIFO or a device is never written to): the history is then kept in memory.
     @discardableResult
     static func save(_ entries: [String], to path: String) -> Bool {
         let folder = (path as NSString).deletingLastPathComponent
         if !folder.isEmpty { try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
-        let temporary = path + ".new-\(getpid())"
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard descriptor >= 0 else { return false }
-        let bytes = encode(entries)
-        var written = 0
-        while written < bytes.count {
-            let count = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress! + written, $0.count - written) }
-            if count < 0, errno == EINTR { continue }
-            guard count > 0 else { break }
-            written += count
-        }
-        let closed = close(descriptor) == 0
-        guard written == bytes.count, closed, rename(temporary, path) == 0 else {
-            unlink(temporary)
+        guard let destination = try? FileDestination.resolve(path), !destination.isInPlace else { return false }
+        do {
+            try destination.write(encode(entries), permissions: 0o600, keepsMode: false)
+            return true
+        } catch {
             return false
         }
-        return true
     }
 }
