@@ -3,6 +3,8 @@ import ArchivistTestSupport
 import Foundation
 import Testing
 
+@testable import ArchivistShell
+
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #endif
@@ -498,6 +500,32 @@ struct CommandLineTests {
         let inline = try sandbox.run(["export", "--to=" + sandbox.root + "/inline.jsonl"])
         #expect(inline.status == 0)
         #expect(sandbox.contents(sandbox.root + "/inline.jsonl") == result.stdout)
+    }
+
+    @Test("export of more documents than it reads at once writes every one, in ID order, byte for byte as get prints it")
+    func exportAcrossReadWindows() throws {
+        // More than two windows of reads (Command.exportWindow), with a removed document in the
+        // middle and the IDs given in an order unlike their files'.
+        let count = Command.exportWindow * 2 + 77
+        var lines: [String] = []
+        for number in (0..<count).reversed() {
+            lines.append(#"{"_id":"doc-\#(String(format: "%06d", number * 7919 % 100_003))","n":\#(number),"t":"x\#(number)"}"#)
+        }
+        try sandbox.write(lines.joined(separator: "\n") + "\n", to: sandbox.root + "/many.jsonl")
+        #expect(try sandbox.run(["import", sandbox.root + "/many.jsonl"]).status == 0)
+        let gone = "doc-" + String(format: "%06d", 1000 * 7919 % 100_003)
+        #expect(try sandbox.run(["remove", gone]).status == 0)
+        let result = try sandbox.run(["export"])
+        #expect(result.status == 0, "\(result)")
+        let exported = result.stdoutLines
+        #expect(exported.count == count - 1)
+        let ids = try exported.map { try #require(try JSONParser.parse($0)["_id"]?.stringValue) }
+        #expect(ids == ids.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) })
+        #expect(!ids.contains(gone))
+        for id in [ids[0], ids[Command.exportWindow], ids[ids.count - 1]] {
+            let one = try sandbox.run(["get", id, "--format", "jsonl"])
+            #expect(exported.contains(one.stdoutText.trimmingCharacters(in: .newlines)))
+        }
     }
 
     @Test("export of an empty folder prints nothing and exits 0")

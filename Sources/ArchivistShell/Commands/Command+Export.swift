@@ -57,24 +57,42 @@ extension Command {
         return result.ids
     }
 
+    /// How many documents `export` reads ahead at once.
+    static let exportWindow = 2048
+
     /// Writes the documents as JSON Lines until Ctrl-C, reporting those that cannot be read; a
-    /// document removed since the query is skipped, and not counted as written.
+    /// document removed since the query is skipped, and not counted as written. The documents
+    /// are read a window at a time, several files at once, and written in order.
     static func write(
         _ ids: [String], to sink: TextSink, store: DocumentStore, invocation: Invocation<ExportOption>,
         shell: Shell
     ) -> (written: Int, failures: Int) {
         var failures = 0
         var written = 0
-        for id in ids {
-            if Interruption.isRequested { break }
+        var start = 0
+        while start < ids.count, !Interruption.isRequested {
+            let window = Array(ids[start..<min(start + exportWindow, ids.count)])
+            start += window.count
+            let lines: [Result<[UInt8]?, StoreError>]
             do {
-                guard var line = try store.compactDocument(withID: id) else { continue }
-                line.append(0x0A)
-                sink.write(bytes: line)
-                written += 1
+                lines = try store.compactDocuments(withIDs: window)
             } catch {
-                failures += 1
+                failures += window.count
                 shell.reportError(invocation.labelled(Shell.message(for: error)))
+                continue
+            }
+            for line in lines {
+                if Interruption.isRequested { break }
+                switch line {
+                case .success(nil): continue
+                case .success(var bytes?):
+                    bytes.append(0x0A)
+                    sink.write(bytes: bytes)
+                    written += 1
+                case .failure(let error):
+                    failures += 1
+                    shell.reportError(invocation.labelled(Shell.message(for: error)))
+                }
             }
         }
         return (written, failures)

@@ -246,6 +246,31 @@ public final class DocumentStore: Sendable {
         return try compactDocument(bytes, id: id)
     }
 
+    /// Documents as compact JSON lines (see `compactDocument(withID:)`), in the order of `ids`, nil
+    /// for an ID without a document: the entries are looked up at once, then the files read
+    /// several at a time (`ConcurrentReads`), so a cold disk serves a long listing (`export`) at
+    /// its rate rather than at one read's latency. Give a window of a listing (a few thousand
+    /// IDs), not all of it: what is read is held until it is returned.
+    public func compactDocuments(withIDs ids: [String]) throws(StoreError) -> [Result<[UInt8]?, StoreError>] {
+        let entries = try withState { (state: inout State) throws(StoreError) -> [IndexEntry?] in
+            try self.refresh(&state)
+            var entries: [IndexEntry?] = []
+            entries.reserveCapacity(ids.count)
+            for id in ids { entries.append(try self.table(try state.entries.entry(DocumentID(id)))) }
+            return entries
+        }
+        return ConcurrentReads.shared.map(ids.count) { i -> Result<[UInt8]?, StoreError> in
+            do throws(StoreError) {
+                guard let entry = entries[i] else { return .success(nil) }
+                // Gone since the look-up (another process removed it): as one read decides.
+                guard let bytes = try self.documentFile(entry.file) else { return .success(try self.compactDocument(withID: ids[i])) }
+                return .success(try self.compactDocument(bytes, id: ids[i]))
+            } catch {
+                return .failure(error)
+            }
+        }
+    }
+
     /// The stored bytes of document `id` as one line of compact JSON (see
     /// `compactDocument(withID:)`); an error names its file.
     public func compactDocument(_ bytes: [UInt8], id: String) throws(StoreError) -> [UInt8] {

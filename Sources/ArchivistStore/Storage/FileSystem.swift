@@ -29,6 +29,10 @@ public protocol FileSystem: Sendable {
     func createFolder(_ path: String) throws(StoreError)
     /// The names in a folder (not `.` and `..`); `nil` when the folder does not exist.
     func entries(ofFolder path: String) throws(StoreError) -> [String]?
+    /// The names in a folder with their inode numbers (0 where the file system has none), so that
+    /// a reader of many files can read them in the order the disk holds them; `nil` when the
+    /// folder does not exist.
+    func inodeEntries(ofFolder path: String) throws(StoreError) -> [(name: String, inode: UInt64)]?
     /// Size, modification time and kind of a file; `nil` when it does not exist.
     func status(of path: String) throws(StoreError) -> FileStatus?
     /// Where a symbolic link points; nil when `path` is not one (or does not exist).
@@ -43,6 +47,11 @@ public protocol FileSystem: Sendable {
 }
 
 extension FileSystem {
+    /// Every name with inode 0 (a file system without inode numbers).
+    public func inodeEntries(ofFolder path: String) throws(StoreError) -> [(name: String, inode: UInt64)]? {
+        try entries(ofFolder: path)?.map { ($0, 0) }
+    }
+
     /// No links: a file system without them (the fault-injecting model).
     public func symbolicLinkTarget(of path: String) throws(StoreError) -> String? { nil }
 

@@ -185,20 +185,28 @@ public struct POSIXFileSystem: FileSystem {
 
     /// Lists a folder with readdir (much faster than FileManager's enumerator).
     public func entries(ofFolder path: String) throws(StoreError) -> [String]? {
+        try inodeEntries(ofFolder: path)?.map(\.name)
+    }
+
+    /// readdir(3), with each entry's `d_ino`.
+    public func inodeEntries(ofFolder path: String) throws(StoreError) -> [(name: String, inode: UInt64)]? {
         guard let dir = opendir(path) else {
             if errno == ENOENT { return nil }
             if errno == ENOTDIR { throw StoreError.notAFolder(path: path) }
             throw Self.failure(path, "list")
         }
         defer { closedir(dir) }
-        var names: [String] = []
+        var names: [(name: String, inode: UInt64)] = []
         // The name is read in place, up to its NUL: a dirent is only as long as its `d_reclen`, so
         // copying the whole 256-byte `d_name` out of it (`entry.pointee.d_name`) read past the end
         // of readdir's buffer (found by AddressSanitizer).
         let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
+        let inodeOffset = MemoryLayout<dirent>.offset(of: \dirent.d_ino)!
         while let entry = readdir(dir) {
-            let name = String(cString: (UnsafeRawPointer(entry) + nameOffset).assumingMemoryBound(to: CChar.self))
-            if name != "." && name != ".." { names.append(name) }
+            let start = UnsafeRawPointer(entry)
+            let name = String(cString: (start + nameOffset).assumingMemoryBound(to: CChar.self))
+            let inode = (start + inodeOffset).loadUnaligned(as: ino_t.self)
+            if name != "." && name != ".." { names.append((name, UInt64(inode))) }
         }
         return names
     }
