@@ -102,7 +102,7 @@ func fuzzJournal(_ bytes: [UInt8]) {
 /// A snapshot file of any bytes is refused, or read without leaving its bounds.
 func fuzzSnapshot(_ bytes: [UInt8]) {
     let file = FileBytes(bytes)
-    guard let reader = try? SnapshotReader(file), let snapshot = try? MappedSnapshot(reader) else { return }
+    guard let reader = try? SegmentReader(file), let snapshot = try? MappedSegment(reader) else { return }
     for ordinal in 0..<min(snapshot.count, 8) {
         _ = try? snapshot.id(at: ordinal)
         _ = try? snapshot.entry(at: ordinal)

@@ -723,7 +723,7 @@ struct CommandLineTests {
         #expect(first.status == 0, "\(first)")
         #expect(
             first.stderrLines == [
-                "note: \(sandbox.data): migrated from format 1 to 3: built index.snapshot of 41 documents; "
+                "note: \(sandbox.data): migrated from format 1 to 4: built segments/ of 41 documents; "
                     + "every document and index.jsonl kept as they were"
             ], "\(first)")
         let second = try sandbox.run(["count", "section_name = \"Business Day\""])
@@ -731,7 +731,7 @@ struct CommandLineTests {
         #expect(second.stdout == first.stdout)
         let stats = try sandbox.run(["stats", "--format", "json"]).json()
         #expect(stats["format_version"] == .number(String(StoreMetadata.currentFormat)) && stats["documents"] == .number("41"))
-        #expect(stats["snapshot_documents"] == .number("41"))
+        #expect(stats["segment_documents"] == .number("41"))
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.data + "/docs").count == documents)
         #expect(try sandbox.run(["check"]).status == 0)
     }
@@ -999,21 +999,27 @@ struct CommandLineTests {
 }
 
 extension CommandLineTests {
-    @Test("an import of more documents than the merge threshold writes one snapshot at its end, and stats reports it")
-    func importWritesASnapshotAtItsEnd() throws {
+    @Test("an import of more documents than the flush threshold leaves them in a segment, and stats lists it")
+    func importWritesASegment() throws {
         let path = sandbox.root + "/many.jsonl"
         try sandbox.write(ArticleGenerator.jsonLines(count: 4_200, seed: 12), to: path)
         let imported = try sandbox.run(["import", path])
         #expect(imported.status == 0, "\(imported)")
         let record = try sandbox.run(["--format", "json", "stats"]).json()
-        #expect(record["snapshot_documents"] == .number("4200"))
-        #expect(record["changes_after_snapshot"] == .number("0"))
-        #expect(sandbox.exists(sandbox.path(FileNames.snapshot)))
+        #expect(record["segment_documents"] == .number("4200"))
+        #expect(record["segment_count"] == .number("1"))
+        #expect(record["changes_after_segments"] == .number("0"))
+        guard case .array(let segments)? = record["segments"] else {
+            Issue.record("stats lists no segments: \(record)")
+            return
+        }
+        #expect(segments.first?["file"] == .string("segments/000001.seg") && segments.first?["documents"] == .number("4200"))
+        #expect(sandbox.exists(sandbox.path(FileNames.manifest)) && sandbox.exists(sandbox.path("segments/000001.seg")))
         // A small import stays in the log.
         let small = sandbox.root + "/small.jsonl"
         try sandbox.write(ArticleGenerator.jsonLines(count: 10, seed: 13), to: small)
         #expect(try sandbox.run(["import", small]).status == 0)
         let after = try sandbox.run(["--format", "json", "stats"]).json()
-        #expect(after["snapshot_documents"] == .number("4200") && after["changes_after_snapshot"] == .number("10"))
+        #expect(after["segment_documents"] == .number("4200") && after["changes_after_segments"] == .number("10"))
     }
 }

@@ -202,8 +202,8 @@ enum Moment: CustomStringConvertible {
     }
 }
 
-/// A merge (the snapshot written by `compact`) killed with SIGKILL at any moment.
-@Suite("archivist compact killed while it writes the snapshot", .serialized)
+/// A flush (the segment written by `compact`) killed with SIGKILL at any moment.
+@Suite("archivist compact killed while it writes a segment", .serialized)
 struct MergeCrashTests {
     let sandbox: Sandbox
 
@@ -211,7 +211,7 @@ struct MergeCrashTests {
         sandbox = try Sandbox()
     }
 
-    @Test("a compact killed with SIGKILL, during its rewrite of the index or its snapshot, loses nothing")
+    @Test("a compact killed with SIGKILL, during its rewrite of the index or its segment, loses nothing")
     func compactKilledAtAnyMomentLosesNothing() throws {
         let lines = ArticleGenerator.jsonLines(count: 1500, seed: 0xBEEF)
         let sourcePath = sandbox.root + "/all.jsonl"
@@ -220,20 +220,20 @@ struct MergeCrashTests {
         let seeded = try sandbox.run(["--data", template, "import", sourcePath], dataOption: false)
         try #require(seeded.status == 0, "\(seeded)")
         let expected = try sandbox.run(["--data", template, "export"], dataOption: false).stdoutText
-        // How long an uninterrupted compact (index and snapshot) takes.
+        // How long an uninterrupted compact (the tail flushed into a segment, the index rewritten) takes.
         let measured = sandbox.root + "/measured"
         try FileManager.default.copyItem(atPath: template, toPath: measured)
         let full = try sandbox.run(["--data", measured, "compact"], dataOption: false)
         try #require(full.status == 0, "\(full)")
-        #expect(sandbox.exists(measured + "/" + FileNames.snapshot), "compact wrote no snapshot")
-        let snapshotTemporary = FileNames.temporary + "/" + FileNames.snapshot + ".new"
+        #expect(sandbox.exists(measured + "/" + FileNames.segments + "/000001.seg"), "compact wrote no segment")
+        let snapshotTemporary = FileNames.temporary + "/" + FileNames.segments + "_000001.seg.new"
         var killedWhileWriting = 0
         for run in 0..<6 {
             let folder = sandbox.root + "/run-\(run)"
             try FileManager.default.copyItem(atPath: template, toPath: folder)
             let child = try sandbox.start(["--data", folder, "compact"], dataOption: false)
             if run % 2 == 0 {
-                // The moment the snapshot's temporary file appears, or a little after.
+                // The moment the segment's temporary file appears, or a little after.
                 let started = Date()
                 while child.process.isRunning, !sandbox.exists(folder + "/" + snapshotTemporary), Date().timeIntervalSince(started) < 60 {
                     usleep(200)

@@ -47,7 +47,7 @@ struct HostileFileTests {
         hostile.append(Data("\n".utf8))
         hostile.append(valid)  // a line after it: not a torn tail
         try hostile.write(to: URL(fileURLWithPath: index))
-        try? FileManager.default.removeItem(atPath: sandbox.data + "/" + FileNames.snapshot)
+        try? FileManager.default.removeItem(atPath: sandbox.data + "/" + FileNames.segments)
         let count = try sandbox.run(["count"])
         #expect(count.status == 0 && count.stdoutLines == ["1"], "\(count)")
         let quarantined = try FileManager.default.subpathsOfDirectory(atPath: sandbox.data + "/quarantine")
@@ -169,7 +169,7 @@ struct HostileFileTests {
                 of: #""fields":{"x":1}"#,
                 with: #""fields":{"x":"# + String(repeating: "[", count: depth) + String(repeating: "]", count: depth) + "}")
         try sandbox.write(lines.joined(separator: "\n") + "\n" + hostile + "\n", to: index)
-        try? FileManager.default.removeItem(atPath: sandbox.data + "/" + FileNames.snapshot)
+        try? FileManager.default.removeItem(atPath: sandbox.data + "/" + FileNames.segments)
         let query = try sandbox.run(["count", "x", "=", "1"])
         #expect(query.status == 1 && query.stderrLines.count == 1, "\(query)")
         #expect(query.stderrText.contains(FileNames.index) && query.stderrText.contains("nested deeper than 512 levels"), "\(query)")

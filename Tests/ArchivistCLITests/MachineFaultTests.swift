@@ -133,7 +133,7 @@ struct MachineFaultTests {
     }
 
     @Test(
-        "a full disk fails compact (the index rewritten, the snapshot merged) with one line; the answers stay; after space is freed it works"
+        "a full disk fails compact (the tail flushed into a segment, the index rewritten) with one line; the answers stay; after space is freed it works"
     )
     func fullDiskDuringCompact() throws {
         let mountPoint = sandbox.root + "/small"

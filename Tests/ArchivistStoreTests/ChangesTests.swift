@@ -137,31 +137,31 @@ struct ChangesTests {
         try expectConsistent(store)
     }
 
-    @Test("merges into the snapshot keep the numbering: a store opened from the snapshot continues it")
+    @Test("flushes into segments keep the numbering: a store opened from the segments continues it")
     func mergesKeepNumbers() throws {
-        let options = DocumentStore.Options(mergeThreshold: 3)
+        let options = DocumentStore.Options(flushThreshold: 3)
         do {
             let store = try store(options)
             for n in 0..<10 { try store.put(Self.article("m\(n)"), id: "m\(n)") }
-            #expect(try store.statistics().snapshotDocuments != nil)
+            #expect(try store.statistics().segments != nil)
         }
         let reopened = try store(options)
-        #expect(try reopened.statistics().snapshotDocuments != nil)
+        #expect(try reopened.statistics().segments != nil)
         #expect(try reopened.lastSequence == 10)
         try reopened.put(Self.article("m10"), id: "m10")
         #expect(try reopened.lastSequence == 11)
-        let logOnly = try store(.init(mergeThreshold: 0, usesSnapshot: false))
+        let logOnly = try store(.init(flushThreshold: 0, usesSegments: false))
         #expect(try logOnly.lastSequence == 11)
         #expect(try logOnly.changes().map(\.sequence) == Array(1...11))
     }
 
-    @Test("the real format-2 folder is migrated to format 3: its lines are numbered by their place, and numbering goes on after them")
+    @Test("the real format-2 folder is migrated to format 4: its lines are numbered by their place, and numbering goes on after them")
     func formatTwoMigrates() throws {
         try FileManager.default.copyItem(atPath: fixture("format-2"), toPath: folder.data)
         let before = try #require(FileManager.default.contents(atPath: folder.data + "/index.jsonl"))
         let store = try store()
-        #expect(store.migration?.from == 2 && store.migration?.to == 3)
-        #expect(try MigrationTests.format(in: folder.data) == 3)
+        #expect(store.migration?.from == 2 && store.migration?.to == StoreMetadata.currentFormat)
+        #expect(try MigrationTests.format(in: folder.data) == StoreMetadata.currentFormat)
         #expect(try FileManager.default.contents(atPath: folder.data + "/index.jsonl") == before)
         #expect(try store.count == 41)
         #expect(try store.lastSequence == 44)
@@ -182,7 +182,7 @@ struct ChangesTests {
     @Test("the binary search finds the first change after any number, in a log with unnumbered lines first")
     func binarySearchEveryNumber() throws {
         try FileManager.default.copyItem(atPath: fixture("format-2"), toPath: folder.data)
-        let store = try store(.init(mergeThreshold: 0))
+        let store = try store(.init(flushThreshold: 0))
         for n in 0..<60 { try store.put(Self.article("b\(n % 20)", headline: "Headline \(n)"), id: "b\(n % 20)") }
         let last = try store.lastSequence
         #expect(last == 104)

@@ -45,8 +45,8 @@ struct IndexFileTests {
             Issue.record("unexpected lines \(chunk.lines)")
             return
         }
-        #expect(removed == "gone")
-        #expect(decoded.id == original.id && decoded.hash == 42 && decoded.size == 7)
+        #expect(removed.id == "gone" && removed.sequence == 2)
+        #expect(decoded.id == original.id && decoded.hash == 42 && decoded.size == 7 && decoded.sequence == 1)
         guard case .indexFile(let offset, let length) = decoded.fields else {
             Issue.record("fields not located")
             return
@@ -69,11 +69,11 @@ struct IndexFileTests {
 
     @Test("a line with removed_at is a removal whatever else it holds")
     func removalLines() throws {
-        guard case .removal(let id)? = try Self.decode(#"{"id":"gone","removed_at":"\#(Self.stamp)"}"#) else {
+        guard case .removal(let removal)? = try Self.decode(#"{"id":"gone","removed_at":"\#(Self.stamp)"}"#) else {
             Issue.record("not a removal")
             return
         }
-        #expect(id == "gone")
+        #expect(removal.id == "gone")
         guard case .removal? = try Self.decode(#"{"id":"gone","hash":"1","size":1,"removed_at":"x"}"#) else {
             Issue.record("not a removal")
             return

@@ -5,9 +5,10 @@ import Testing
 
 @testable import ArchivistStore
 
-/// Opening a folder of format 1 (a real one, made by archivist before the snapshot: see
-/// `Fixtures/SOURCES.md`) migrates it to the current format (3), keeps every document and the log byte for byte,
-/// and survives a crash at any point of the migration.
+/// Opening a folder of format 1 (a real one, made by archivist before the snapshot) or 3 (a real
+/// one with `index.snapshot`, made by the last build before segments: see `Fixtures/SOURCES.md`)
+/// migrates it to the current format (4, segments), keeps every document and the log byte for
+/// byte, and survives a crash at any point of the migration.
 @Suite("Migration")
 struct MigrationTests {
     let folder = TemporaryFolder()
@@ -17,8 +18,8 @@ struct MigrationTests {
     static let documentCount = 41
 
     /// The fixture's files (relative path to bytes), as they were made.
-    static func fixtureFiles() throws -> [String: [UInt8]] {
-        let root = fixture("format-1")
+    static func fixtureFiles(_ name: String = "format-1") throws -> [String: [UInt8]] {
+        let root = fixture(name)
         var files: [String: [UInt8]] = [:]
         for relative in filesBelow(root) {
             files[relative] = [UInt8](try Data(contentsOf: URL(fileURLWithPath: root + "/" + relative)))
@@ -27,9 +28,19 @@ struct MigrationTests {
     }
 
     /// A copy of the fixture in this test's folder.
-    func copyFixture() throws -> String {
-        try FileManager.default.copyItem(atPath: fixture("format-1"), toPath: folder.data)
+    func copyFixture(_ name: String = "format-1") throws -> String {
+        try FileManager.default.copyItem(atPath: fixture(name), toPath: folder.data)
         return folder.data
+    }
+
+    /// What an entry says of its document, whichever structure it was read from.
+    static func content(_ entries: [IndexEntry]) -> [String] {
+        entries.map(PowerLossTests.content)
+    }
+
+    /// The live documents a store's segments hold (nil: it read the whole log).
+    static func segmentDocuments(_ store: DocumentStore) throws -> Int? {
+        try store.statistics().segments.map { $0.reduce(0) { $0 + $1.documents - $1.deletedDocuments } }
     }
 
     /// The format written in a folder's `archivist.json`.
@@ -55,7 +66,7 @@ struct MigrationTests {
         return answers
     }
 
-    @Test("a format-1 folder is migrated when opened: a snapshot built, the current format recorded, every document and the log kept")
+    @Test("a format-1 folder is migrated when opened: segments built, the current format recorded, every document and the log kept")
     func formatOneIsMigrated() throws {
         let before = try Self.fixtureFiles()
         #expect(before[FileNames.metadata] != nil && before[FileNames.snapshot] == nil, "the fixture is not a format-1 folder")
@@ -69,23 +80,23 @@ struct MigrationTests {
         #expect(try Self.format(in: data) == StoreMetadata.currentFormat)
         let statistics = try store.statistics()
         #expect(statistics.formatVersion == StoreMetadata.currentFormat)
-        #expect(statistics.snapshotDocuments == Self.documentCount && statistics.changesAfterSnapshot == 0)
+        #expect(try Self.segmentDocuments(store) == Self.documentCount && statistics.changesAfterSegments == 0)
         #expect(try store.count == Self.documentCount)
 
-        // Every document and the log, byte for byte; only the metadata changed, and the snapshot is new.
+        // Every document and the log, byte for byte; only the metadata changed, and the segments are new.
         let after = try Dictionary(
             uniqueKeysWithValues: filesBelow(data).map { ($0, [UInt8](try Data(contentsOf: URL(fileURLWithPath: data + "/" + $0)))) })
         for (relative, bytes) in before where relative != FileNames.metadata {
             #expect(after[relative] == bytes, "\(relative) changed in the migration")
         }
-        #expect(Set(after.keys).subtracting(before.keys) == [FileNames.snapshot, FileNames.lock])
+        #expect(Set(after.keys).subtracting(before.keys) == [FileNames.segments + "/000001.seg", FileNames.manifest, FileNames.lock])
         var metadata = try StoreMetadata.decode(try #require(before[FileNames.metadata]), path: "fixture", schema: .nyt)
         metadata.format = StoreMetadata.currentFormat
         #expect(after[FileNames.metadata] == metadata.encoded(), "the metadata changed beyond its format")
 
-        // The same answers from the snapshot as from the log alone.
-        let fromLog = try DocumentStore(folder: data, schema: .nyt, options: .init(usesSnapshot: false))
-        #expect(try fromLog.entries() == store.entries())
+        // The same answers from the segments as from the log alone.
+        let fromLog = try DocumentStore(folder: data, schema: .nyt, options: .init(usesSegments: false))
+        #expect(Self.content(try fromLog.entries()) == Self.content(try store.entries()))
         #expect(try Self.answers(store) == Self.answers(fromLog))
         try expectConsistent(store)
 
@@ -95,13 +106,13 @@ struct MigrationTests {
         #expect(try again.count == Self.documentCount)
     }
 
-    @Test("a format-1 folder whose snapshot already covers the whole log keeps it")
-    func formatOneWithCurrentSnapshotKeepsIt() throws {
+    @Test("a folder of an older format whose segments already cover the whole log keeps them")
+    func formatOneWithCurrentSegmentsKeepsThem() throws {
         let data = try copyFixture()
         let first = try DocumentStore(folder: data, schema: .nyt)
         #expect(first.migration?.builtSnapshot == true)
-        let snapshot = try #require(FileManager.default.contents(atPath: data + "/" + FileNames.snapshot))
-        // A folder of this round's code before the format was raised: format 1 with a snapshot.
+        let segment = try #require(FileManager.default.contents(atPath: data + "/" + FileNames.segments + "/000001.seg"))
+        // A folder whose format was not raised after its segments were written.
         var metadata = try StoreMetadata.decode(
             try #require(try POSIXFileSystem().contents(of: data + "/" + FileNames.metadata)), path: data, schema: .nyt)
         metadata.format = 1
@@ -111,16 +122,16 @@ struct MigrationTests {
         #expect(
             store.migration
                 == FormatMigration(from: 1, to: StoreMetadata.currentFormat, documents: Self.documentCount, builtSnapshot: false))
-        #expect(FileManager.default.contents(atPath: data + "/" + FileNames.snapshot) == snapshot)
+        #expect(FileManager.default.contents(atPath: data + "/" + FileNames.segments + "/000001.seg") == segment)
         #expect(try Self.format(in: data) == StoreMetadata.currentFormat)
         try expectConsistent(store)
     }
 
-    @Test("a format-1 folder with changes after its snapshot gets a new snapshot covering them")
-    func formatOneWithStaleSnapshotGetsANewOne() throws {
+    @Test("a folder of an older format with changes after its segments gets them flushed into a segment")
+    func formatOneWithChangesAfterTheSegments() throws {
         let data = try copyFixture()
         let first = try DocumentStore(folder: data, schema: .nyt)
-        try first.put(try json(#"{"section_name": "Late", "pub_date": "2026-12-01"}"#), id: "after-the-snapshot")
+        try first.put(try json(#"{"section_name": "Late", "pub_date": "2026-12-01"}"#), id: "after-the-segments")
         var metadata = try StoreMetadata.decode(
             try #require(try POSIXFileSystem().contents(of: data + "/" + FileNames.metadata)), path: data, schema: .nyt)
         metadata.format = 1
@@ -130,19 +141,45 @@ struct MigrationTests {
         #expect(
             store.migration
                 == FormatMigration(from: 1, to: StoreMetadata.currentFormat, documents: Self.documentCount + 1, builtSnapshot: true))
-        #expect(try store.statistics().changesAfterSnapshot == 0)
+        #expect(try store.statistics().changesAfterSegments == 0)
         #expect(try store.count(matching: try FilterParser.parseAny("section_name = Late")).count == 1)
+        try expectConsistent(store)
+    }
+
+    @Test(
+        "the real format-3 folder (index.snapshot and a tail after it) is migrated: segments built, the snapshot removed, the same answers")
+    func formatThreeIsMigrated() throws {
+        let before = try Self.fixtureFiles("format-3")
+        #expect(before[FileNames.snapshot] != nil, "the fixture has no index.snapshot")
+        let data = try copyFixture("format-3")
+        #expect(try Self.format(in: data) == 3)
+        // Its answers from the log alone, in a copy of it (opening migrates a folder).
+        let copy = folder.path + "/copy"
+        try FileManager.default.copyItem(atPath: fixture("format-3"), toPath: copy)
+        let expected = try Self.answers(try DocumentStore(folder: copy, schema: .nyt, options: .init(usesSegments: false)))
+        let store = try DocumentStore(folder: data, schema: .nyt)
+        #expect(store.migration == FormatMigration(from: 3, to: 4, documents: Self.documentCount, builtSnapshot: true))
+        #expect(try Self.format(in: data) == 4)
+        #expect(!FileManager.default.fileExists(atPath: data + "/" + FileNames.snapshot))
+        #expect(try Self.segmentDocuments(store) == Self.documentCount)
+        #expect(try Self.answers(store) == expected)
+        #expect(try store.lastSequence == 44)
+        let after = try Dictionary(
+            uniqueKeysWithValues: filesBelow(data).map { ($0, [UInt8](try Data(contentsOf: URL(fileURLWithPath: data + "/" + $0)))) })
+        for (relative, bytes) in before where relative != FileNames.metadata && relative != FileNames.snapshot {
+            #expect(after[relative] == bytes, "\(relative) changed in the migration")
+        }
         try expectConsistent(store)
     }
 
     // MARK: A crash during the migration
 
-    /// The model file system holding the fixture at `PowerLossTests.dataFolder`, all of it durable.
-    static func modelWithFixture() throws -> FaultInjectingFileSystem {
+    /// The model file system holding a fixture at `PowerLossTests.dataFolder`, all of it durable.
+    static func modelWithFixture(_ name: String) throws -> FaultInjectingFileSystem {
         let model = FaultInjectingFileSystem()
         let data = PowerLossTests.dataFolder
         try model.createFolder(data)
-        for (relative, bytes) in try fixtureFiles() {
+        for (relative, bytes) in try fixtureFiles(name) {
             let path = data + "/" + relative
             try model.createFolder(URL(fileURLWithPath: path).deletingLastPathComponent().path)
             try model.write(bytes, to: path)
@@ -151,10 +188,12 @@ struct MigrationTests {
         return model
     }
 
-    @Test("a crash at any point of the migration leaves a folder that opens with every document, migrated then or at the next open")
-    func crashDuringMigration() throws {
-        let start = try Self.modelWithFixture()
-        let expected = try Self.fixtureFiles().filter { $0.key.hasPrefix(FileNames.documents + "/") }
+    @Test(
+        "a crash at any point of the migration leaves a folder that opens with every document, migrated then or at the next open",
+        arguments: [("format-1", 1), ("format-3", 3)])
+    func crashDuringMigration(name: String, format: Int) throws {
+        let start = try Self.modelWithFixture(name)
+        let expected = try Self.fixtureFiles(name).filter { $0.key.hasPrefix(FileNames.documents + "/") }
         let reference = try DocumentStore(folder: PowerLossTests.dataFolder, schema: .nyt, fileSystem: start.copy())
         let referenceAnswers = try Self.answers(reference)
         #expect(reference.migration != nil)
@@ -178,14 +217,14 @@ struct MigrationTests {
                 if aftermath == "power loss" { model.simulatePowerLoss() } else { model.clearFault() }
                 let formatAfterCrash = try Self.format(in: PowerLossTests.dataFolder, fileSystem: model)
                 #expect(
-                    formatAfterCrash == 1 || formatAfterCrash == StoreMetadata.currentFormat,
+                    formatAfterCrash == format || formatAfterCrash == StoreMetadata.currentFormat,
                     "\(context): format \(String(describing: formatAfterCrash))")
                 let store = try DocumentStore(folder: PowerLossTests.dataFolder, schema: .nyt, fileSystem: model)
-                if formatAfterCrash == 1 {
-                    #expect(store.migration != nil, "\(context): a format-1 folder was not migrated")
+                if formatAfterCrash == format {
+                    #expect(store.migration != nil, "\(context): a format-\(format) folder was not migrated")
                     migratedLater += 1
                 } else {
-                    #expect(store.migration == nil, "\(context): a format-2 folder was migrated again")
+                    #expect(store.migration == nil, "\(context): a migrated folder was migrated again")
                     migratedThen += 1
                 }
                 #expect(try Self.format(in: PowerLossTests.dataFolder, fileSystem: model) == StoreMetadata.currentFormat, "\(context)")
@@ -200,7 +239,7 @@ struct MigrationTests {
         }
         #expect(migratedLater > 0 && migratedThen > 0)
         print(
-            "Migration: \(operations) crash points, each with a power loss and a kill: \(migratedLater) folders migrated at the next open, \(migratedThen) already migrated"
+            "Migration of \(name): \(operations) crash points, each with a power loss and a kill: \(migratedLater) folders migrated at the next open, \(migratedThen) already migrated"
         )
     }
 }

@@ -28,18 +28,21 @@ fileprivate struct Dice {
 
 // MARK: - The store under test
 
-/// Where a store under test answers from: the whole log read into memory, a snapshot alone, or a
-/// snapshot with documents added, updated and removed after it in the log.
+/// Where a store under test answers from: the whole log read into memory; one segment; many
+/// segments (updates and removals spread across them) and a tail; or segments merged from
+/// several, with a tail.
 enum StorageMode: String, CaseIterable, Sendable, CustomStringConvertible {
     case logOnly = "log only"
-    case snapshotOnly = "snapshot only"
-    case snapshotAndLog = "snapshot and log"
+    case oneSegment = "one segment"
+    case manySegments = "many segments and a tail"
+    case mergedSegments = "merged segments and a tail"
 
     var description: String { rawValue }
 
-    /// The options of a store in this mode (no automatic merges: the fixture merges when it wants).
+    /// The options of a store in this mode (no automatic flushes: the fixture flushes when it
+    /// wants; merges of two when the mode merges, else none).
     var options: DocumentStore.Options {
-        .init(lockTimeout: 5, mergeThreshold: 0, usesSnapshot: self != .logOnly)
+        .init(lockTimeout: 5, flushThreshold: 0, mergeFactor: self == .mergedSegments ? 2 : 1_000, usesSegments: self != .logOnly)
     }
 }
 
@@ -183,22 +186,33 @@ final class QueryFixture {
         switch mode {
         case .logOnly:
             try storeAll(generated + Self.edgeDocuments, in: writer)
-        case .snapshotOnly:
+        case .oneSegment:
             try storeAll(generated + Self.edgeDocuments, in: writer)
             try writer.merge()
-        case .snapshotAndLog:
-            // Most documents in the snapshot; after it, new ones, changed ones and removals.
-            try storeAll(generated, in: writer)
-            try writer.merge()
-            try storeAll(Self.edgeDocuments, in: writer)
+        case .manySegments, .mergedSegments:
+            // Eight segments, each of new documents, updates of older ones and removals; after
+            // them (the tail) new ones, changed ones and removals again.
             let ids = generated.compactMap { $0["_id"]?.stringValue }
+            let chunk = max(1, generated.count / 8)
+            for start in stride(from: 0, to: generated.count, by: chunk) {
+                try storeAll(Array(generated[start..<min(generated.count, start + chunk)]), in: writer)
+                if start > 0 {
+                    let updated = stride(from: start / 3, to: start, by: 13).map { index in
+                        generated[index].setting("word_count", to: .number(String(start + index)))
+                    }
+                    try storeAll(updated, in: writer)
+                    try writer.remove(stride(from: start / 2 + 5, to: start, by: 29).map { ids[$0] })
+                }
+                try writer.merge()
+            }
+            try storeAll(Self.edgeDocuments, in: writer)
             let changed = stride(from: 0, to: ids.count, by: 7).map { index in
                 generated[index].setting("section_name", to: .string(index % 2 == 0 ? "Changed After" : "Sports"))
             }
             try storeAll(changed, in: writer)
             try writer.remove(stride(from: 3, to: ids.count, by: 11).map { ids[$0] })
         }
-        // A freshly opened store reads what the folder holds: the snapshot and the log after it.
+        // A freshly opened store reads what the folder holds: the segments and the log after them.
         store = try openStore(in: folder, mode: mode)
         let ids = try byBytes(store.entries().map(\.id))
         var documents: [JSONValue] = []

@@ -47,16 +47,16 @@ struct TimelineTests {
         return result
     }
 
-    @Test func aTimelineFromTheSnapshotAndItsTailEqualsOneWorkedOutFromTheDocuments() throws {
+    @Test func aTimelineFromTheSegmentsAndTheirTailEqualsOneWorkedOutFromTheDocuments() throws {
         let folder = TemporaryFolder()
         var documents = ArticleGenerator.corpus(count: 1_500, seed: 61, from: "2015-01-01", to: "2019-12-31")
         // Some documents with no date or a date that is not one.
         documents[3] = documents[3].setting("pub_date", to: .null)
         documents[4] = documents[4].setting("pub_date", to: .string("someday"))
-        let store = try DocumentStore(folder: folder.data, schema: .nyt, options: .init(mergeThreshold: 1_000))
-        _ = try store.upsert(Array(documents[..<1_200]))  // merged into a snapshot
+        let store = try DocumentStore(folder: folder.data, schema: .nyt, options: .init(flushThreshold: 1_000))
+        _ = try store.upsert(Array(documents[..<1_200]))  // flushed into a segment
         _ = try store.upsert(Array(documents[1_200...]))  // the tail after it
-        let logOnly = try DocumentStore(folder: folder.data, schema: .nyt, options: .init(usesSnapshot: false))
+        let logOnly = try DocumentStore(folder: folder.data, schema: .nyt, options: .init(usesSegments: false))
         let filters: [Filter] = [
             .all, try FilterParser.parse("section_name = Sports"), try FilterParser.parse("water supply"),
             try FilterParser.parse("pub_date >= 2017-03-01 and pub_date < 2017-05-01"),

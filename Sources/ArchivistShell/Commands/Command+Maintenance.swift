@@ -7,22 +7,48 @@ extension Command {
         examples: ["stats", "--format json stats"], arity: 0...0
     ) { _, shell in
         let stats = try shell.store().statistics()
-        shell.renderer.render(
-            single: Record([
-                ("folder", .string(shell.dataFolder)),
-                ("documents", .int(stats.documents)),
-                ("document_bytes", .int(stats.documentBytes)),
-                ("index_bytes", .int(stats.indexBytes)),
-                ("index_lines", .int(stats.indexLines)),
-                ("dead_entries", .int(stats.deadEntries)),
-                ("format_version", .int(stats.formatVersion)),
-                ("projection", .array(stats.projection.map { .string($0) })),
-                ("snapshot_bytes", .int(stats.snapshotBytes)),
-                ("snapshot_documents", stats.snapshotDocuments.map { .int($0) } ?? .null),
-                ("changes_after_snapshot", .int(stats.changesAfterSnapshot)),
-                ("last_seq", .int(stats.lastSequence)),
-                ("feed_start", .int(stats.feedStart)),
-            ]), to: shell.output)
+        shell.renderer.render(single: statisticsRecord(stats, folder: shell.dataFolder), to: shell.output)
+    }
+
+    /// What `stats` prints: the counts, then the segments (each with its file, documents,
+    /// deletions, tombstones, bytes and the sequence numbers it holds; null when the store read
+    /// the whole log).
+    static func statisticsRecord(_ stats: StoreStatistics, folder: String) -> Record {
+        let segments: JSONValue =
+            stats.segments.map { list in
+                JSONValue.array(
+                    list.map { segment -> JSONValue in
+                        let members: [(String, JSONValue)] = [
+                            ("file", .string(segment.file)), ("documents", .int(segment.documents)),
+                            ("deleted", .int(segment.deletedDocuments)),
+                            ("tombstones", .int(segment.tombstones - segment.deletedTombstones)),
+                            ("bytes", .int(segment.bytes)), ("first_seq", .int(segment.firstSequence)),
+                            ("last_seq", .int(segment.lastSequence)),
+                        ]
+                        return .object(members.map { JSONMember(key: $0.0, value: $0.1) })
+                    })
+            } ?? .null
+        let live = stats.segments.map { list in list.reduce(0) { $0 + $1.documents - $1.deletedDocuments } }
+        var fields: [(String, JSONValue)] = [
+            ("folder", .string(folder)),
+            ("documents", .int(stats.documents)),
+            ("document_bytes", .int(stats.documentBytes)),
+            ("index_bytes", .int(stats.indexBytes)),
+            ("index_lines", .int(stats.indexLines)),
+            ("dead_entries", .int(stats.deadEntries)),
+            ("format_version", .int(stats.formatVersion)),
+            ("projection", .array(stats.projection.map { .string($0) })),
+        ]
+        fields += [
+            ("segment_count", stats.segments.map { .int($0.count) } ?? .null),
+            ("segment_bytes", .int(stats.segmentBytes)),
+            ("segment_documents", live.map { .int($0) } ?? .null),
+            ("changes_after_segments", .int(stats.changesAfterSegments)),
+            ("last_seq", .int(stats.lastSequence)),
+            ("feed_start", .int(stats.feedStart)),
+            ("segments", segments),
+        ]
+        return Record(fields)
     }
 
     /// `check`: compare documents with the index.

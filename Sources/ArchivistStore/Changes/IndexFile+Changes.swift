@@ -132,6 +132,64 @@ extension IndexFile {
         return sequence
     }
 
+    /// Reads the complete lines from `offset` (a line's start) up to `end`, a window at a time,
+    /// numbering them as `readChanges` does, and hands each index line, its bytes (without the
+    /// newline), its number and its offset in the file to `each`, which returns false to stop. Blank lines are passed
+    /// over; a line that is not an index line is handed to `invalid` with its line number (from
+    /// `firstLine`), which returns false to stop. Returns the position after the last line read.
+    func forEachLine(
+        from offset: Int = 0, end: Int, previous: Int = 0, firstLine: Int = 1,
+        invalid: (Int, String) -> Bool = { _, _ in false },
+        _ each: (Line, UnsafeBufferPointer<UInt8>, Int, Int) -> Bool
+    ) throws(StoreError) -> Position {
+        var position = Position(identity: try fileSystem.status(of: path)?.identity, consumed: offset, lines: 0, sequence: previous)
+        var window = 1 << 20
+        var lineNumber = firstLine
+        var stop = false
+        while position.consumed < end, !stop {
+            let at = position.consumed
+            let limit = min(window, end - at)
+            guard let bytes = try fileSystem.contents(of: path, from: at, limit: limit), !bytes.isEmpty else { break }
+            let consumed = bytes.withUnsafeBufferPointer { buffer -> Int in
+                var lineStart = 0
+                while !stop, lineStart < buffer.count, let base = buffer.baseAddress,
+                    let hit = memchr(base + lineStart, 0x0A, buffer.count - lineStart)
+                {
+                    let newline = base.distance(to: hit.assumingMemoryBound(to: UInt8.self))
+                    let line = UnsafeBufferPointer(rebasing: buffer[lineStart..<newline])
+                    defer {
+                        lineStart = newline + 1
+                        position.consumed = at + lineStart
+                    }
+                    if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { continue }
+                    let number = lineNumber
+                    lineNumber += 1
+                    let decoded: FullLine?
+                    do throws(JSONSyntaxError) {
+                        decoded = try Self.decodeFull(line, lineOffset: at + lineStart)
+                    } catch {
+                        if !invalid(number, error.description) { stop = true }
+                        continue
+                    }
+                    guard let decoded else {
+                        if !invalid(number, "not an index entry") { stop = true }
+                        continue
+                    }
+                    let sequence = decoded.sequence ?? position.sequence + 1
+                    position.sequence = sequence
+                    position.lines += 1
+                    if !each(decoded.line.numbered(sequence), line, sequence, at + lineStart) { stop = true }
+                }
+                return lineStart
+            }
+            if consumed == 0 {
+                guard window < Self.maximumLineBytes, limit == window else { break }
+                window = min(window * 2, Self.maximumLineBytes)
+            }
+        }
+        return position
+    }
+
     /// The change a decoded line records.
     private static func change(_ decoded: FullLine, sequence: Int, line: UnsafeBufferPointer<UInt8>, lineOffset: Int) -> Change? {
         func bytes(_ reference: FieldsReference?) -> [UInt8] {
@@ -145,9 +203,9 @@ extension IndexFile {
             return Change(
                 sequence: sequence, id: entry.id, kind: entry.updatedAt > entry.storedAt ? .updated : .added, time: entry.updatedAt,
                 fieldsJSON: bytes(entry.fields))
-        case .removal(let id):
+        case .removal(let removal):
             return Change(
-                sequence: sequence, id: id, kind: .removed, time: decoded.removedAt ?? Timestamp(milliseconds: 0),
+                sequence: sequence, id: removal.id, kind: .removed, time: decoded.removedAt ?? Timestamp(milliseconds: 0),
                 fieldsJSON: bytes(decoded.removedFields))
         }
     }

@@ -66,6 +66,15 @@ extension DocumentStore {
                     if let problem = bytes.withUnsafeBufferPointer({ Self.extract(wanted, from: $0, into: &values) }) {
                         failure.record(problem)
                     }
+                case .logLine:
+                    // A segment's entry: its line found by its number (a binary search each).
+                    guard let bytes = try? self.indexFile.fieldsBytes(of: entries[ordinal]) else {
+                        failure.record(JSONSyntaxError(offset: 0, reason: "no line numbered \(entries[ordinal].sequence)"))
+                        break
+                    }
+                    if let problem = bytes.withUnsafeBufferPointer({ Self.extract(wanted, from: $0, into: &values) }) {
+                        failure.record(problem)
+                    }
                 case .indexFile(let offset, let length):
                     let problem =
                         offset + length <= whole.count

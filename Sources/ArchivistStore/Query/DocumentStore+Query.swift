@@ -37,7 +37,7 @@ extension DocumentStore {
     /// naming a path the projection lacks reads the documents instead (see `scannedPaths`).
     public func find(_ query: Query) throws(StoreError) -> QueryResult {
         let needed = QueryIndex.neededPaths(filter: query.filter, sort: query.sort, textSearch: schema.textSearch)
-        if let answer = try fromSegments(needed, { (segments) throws(SnapshotDamage) in try self.segmentedFind(query, segments) }) {
+        if let answer = try fromSegments(needed, { (segments) throws(SegmentDamage) in try self.segmentedFind(query, segments) }) {
             return answer
         }
         let index = try queryIndex(loading: needed)
@@ -75,10 +75,8 @@ extension DocumentStore {
     /// How many documents match a filter, and the paths that had to be read from disk.
     public func count(matching filter: Filter) throws(StoreError) -> (count: Int, scannedPaths: [String]) {
         let needed = QueryIndex.neededPaths(filter: filter, textSearch: schema.textSearch)
-        let counted = try fromSegments(needed) { (segments) throws(SnapshotDamage) -> Int? in
-            if let count = try segments.snapshot.countOfRange(filter) { return count + segments.tail.matching(filter).count }
-            guard let matches = try segments.snapshot.matching(filter) else { return nil }
-            return matches.count + segments.tail.matching(filter).count
+        let counted = try fromSegments(needed) { (segments) throws(SegmentDamage) -> Int? in
+            try self.segmentedCount(filter, segments)
         }
         if let counted { return (counted, []) }
         let index = try queryIndex(loading: QueryIndex.neededPaths(filter: filter, textSearch: schema.textSearch))
@@ -96,7 +94,7 @@ extension DocumentStore {
     {
         let needed = QueryIndex.neededPaths(filter: filter, textSearch: schema.textSearch).union([path])
         if let counts = try fromSegments(
-            needed, { (segments) throws(SnapshotDamage) in try self.segmentedFacet(path, matching: filter, segments) })
+            needed, { (segments) throws(SegmentDamage) in try self.segmentedFacet(path, matching: filter, segments) })
         {
             return (limit.map { Array(counts.prefix($0)) } ?? counts, [])
         }
@@ -122,20 +120,20 @@ extension DocumentStore {
         return (counts, missing)
     }
 
-    /// Answers from the segments when the store starts from a snapshot and every path the query
-    /// needs is projected; nil to answer it the other way (no snapshot, a path outside the
-    /// projection, a filter the snapshot cannot answer exactly, or a damaged snapshot, which the
+    /// Answers from the segments when the store starts from segments and every path the query
+    /// needs is projected; nil to answer it the other way (no segments, a path outside the
+    /// projection, a filter a segment cannot answer exactly, or a damaged segment, which the
     /// store then stops using).
-    func fromSegments<T>(_ paths: Set<String>, _ answer: (Segments) throws(SnapshotDamage) -> T?) throws(StoreError) -> T? {
-        guard options.usesSnapshot else { return nil }
+    func fromSegments<T>(_ paths: Set<String>, _ answer: (Segments) throws(SegmentDamage) -> T?) throws(StoreError) -> T? {
+        guard options.usesSegments else { return nil }
         let projection = self.projection
         guard paths.allSatisfy({ $0 == "_id" || projection.paths.contains($0) }) else { return nil }
         guard let segments = try segments(loading: paths) else { return nil }
-        do throws(SnapshotDamage) {
+        do throws(SegmentDamage) {
             return try answer(segments)
         } catch {
             try withState { (state: inout State) throws(StoreError) in
-                state.refusesSnapshot = true
+                state.refusesSegments = true
                 try self.reopen(&state, lockHeld: false)
             }
             return nil

@@ -14,7 +14,7 @@ extension DocumentStore {
         var counts: [Int64: Int]
         var scanned: [String] = []
         if let fromIndex = try fromSegments(
-            needed, { (segments) throws(SnapshotDamage) in try self.segmentedTimeline(path, by: bucket, matching: filter, segments) })
+            needed, { (segments) throws(SegmentDamage) in try self.segmentedTimeline(path, by: bucket, matching: filter, segments) })
         {
             counts = fromIndex
         } else {
@@ -37,33 +37,35 @@ extension DocumentStore {
         return (buckets, scanned)
     }
 
-    /// The counts per bucket from the snapshot (the field's date rows in order, with their
-    /// matching documents) and the log's tail; nil when the field has nested arrays.
+    /// The counts per bucket from the segments (each field's date rows in order, with their
+    /// matching documents) and the log's tail; nil when a segment's field has nested arrays.
     func segmentedTimeline(
         _ path: String, by bucket: TimeBucket, matching filter: Filter, _ segments: Segments
-    ) throws(SnapshotDamage) -> [Int64: Int]? {
-        let snapshot = segments.snapshot.snapshot
-        guard let field = try snapshot.field(path), !field.hasNestedArrays,
-            let matches = try segments.snapshot.matching(filter)
-        else { return nil }
+    ) throws(SegmentDamage) -> [Int64: Int]? {
         var counts: [Int64: Int] = [:]
-        // Rows are in value order: dates ascending, so one bucket's rows come together.
-        var current: (start: Int64, end: Int64, count: Int)?
-        for index in 0..<field.rowCount {
-            let row = try field.row(index)
-            guard row.rank == SortableKey.dateRank, row.isFacetValue else { continue }
-            if current == nil || row.instant < current!.start || row.instant >= current!.end {
-                if let done = current, done.count > 0 { counts[done.start, default: 0] += done.count }
-                let start = bucket.start(of: row.instant)
-                current = (start, bucket.next(after: start), 0)
+        for searcher in segments.searchers {
+            let segment = searcher.snapshot
+            guard let field = try segment.field(path), !field.hasNestedArrays, let matches = try searcher.matching(filter) else {
+                return nil
             }
-            var count = 0
-            for ordinal in try field.ordinals(of: row) where Int(ordinal) < snapshot.count && matches.contains(Int(ordinal)) {
-                count += 1
+            // Rows are in value order: dates ascending, so one bucket's rows come together.
+            var current: (start: Int64, end: Int64, count: Int)?
+            for index in 0..<field.rowCount {
+                let row = try field.row(index)
+                guard row.rank == SortableKey.dateRank, row.isFacetValue else { continue }
+                if current == nil || row.instant < current!.start || row.instant >= current!.end {
+                    if let done = current, done.count > 0 { counts[done.start, default: 0] += done.count }
+                    let start = bucket.start(of: row.instant)
+                    current = (start, bucket.next(after: start), 0)
+                }
+                var count = 0
+                for ordinal in try field.ordinals(of: row) where Int(ordinal) < segment.count && matches.contains(Int(ordinal)) {
+                    count += 1
+                }
+                current!.count += count
             }
-            current!.count += count
+            if let done = current, done.count > 0 { counts[done.start, default: 0] += done.count }
         }
-        if let done = current, done.count > 0 { counts[done.start, default: 0] += done.count }
         let tail = segments.tail
         let columns = tail.columns
         for ordinal in tail.matching(filter) {

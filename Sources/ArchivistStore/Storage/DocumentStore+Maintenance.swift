@@ -9,19 +9,31 @@ extension DocumentStore {
             let bytes = try self.table(try state.entries.totalSize())
             var statistics = StoreStatistics(
                 documents: state.entries.count, documentBytes: bytes, indexBytes: indexBytes,
-                indexLines: state.index.lines, deadEntries: state.index.lines - state.entries.count,
+                indexLines: state.index.lines, deadEntries: max(0, state.index.lines - state.entries.count),
                 formatVersion: state.metadata.format, projection: state.projection.paths)
-            statistics.snapshotBytes = try fileSystem.status(of: path(FileNames.snapshot))?.size ?? 0
-            statistics.snapshotDocuments = state.entries.snapshot?.count
-            statistics.changesAfterSnapshot = state.index.lines - (state.entries.snapshot?.reader.coverage.lines ?? 0)
+            if let manifest = state.manifest {
+                statistics.segments = manifest.segments.map { record in
+                    StoreStatistics.Segment(
+                        number: record.number, file: FileNames.segments + "/" + record.fileName, bytes: record.bytes,
+                        documents: record.documents, deletedDocuments: record.deletedDocuments, tombstones: record.tombstones,
+                        deletedTombstones: record.deletedTombstones, firstSequence: record.firstSequence, lastSequence: record.lastSequence)
+                }
+                statistics.changesAfterSegments = state.index.lines - manifest.coverage.lines
+            } else {
+                statistics.changesAfterSegments = state.index.lines
+            }
             statistics.lastSequence = state.lastSequence
             statistics.feedStart = state.metadata.feedStart
             return statistics
         }
     }
 
-    /// Rewrites the index with one line per live document, dropping superseded and removed ones.
-    /// Returns how many dead lines were dropped.
+    /// Rewrites the index with one line per live document, dropping superseded and removed ones
+    /// (and the segments' tombstones of the removals). Returns how many dead lines were dropped.
+    ///
+    /// The log is read a window at a time and each line kept when it is its ID's live entry (a
+    /// look-up in the segments, after the tail is flushed into one): nothing is held per
+    /// document, whatever the store's size.
     @discardableResult
     public func compact() throws(StoreError) -> Int {
         let lock = try fileSystem.lockExclusively(path(FileNames.lock), timeout: options.lockTimeout)
@@ -30,16 +42,115 @@ extension DocumentStore {
             try self.refresh(&state, lockHeld: true)
             try self.recoverLocked(&state)
             let dead = state.index.lines - state.entries.count
-            try self.writeIndex(&state)
+            if options.usesSegments {
+                if state.manifest == nil, state.index.lines > options.bulkFlushThreshold {
+                    try self.rebuildSegments(&state)
+                } else {
+                    try self.flush(&state)
+                }
+                try self.compactLog(&state)
+                try self.mergeIfDue(&state)
+            } else {
+                try self.writeIndex(&state)
+            }
             return dead
         }
     }
 
+    /// Rewrites the log keeping each live document's line, in order (the state's segments cover
+    /// the whole log, the lock held); the tombstones of the dropped removals are deleted and the
+    /// manifest covers the new file.
+    private func compactLog(_ state: inout State) throws(StoreError) {
+        let end = state.index.consumed
+        let temporary = try temporaryPath(for: FileNames.index)
+        try fileSystem.write([], to: temporary)
+        var pending: [UInt8] = []
+        pending.reserveCapacity(1 << 20)
+        var droppedRemovals = 0
+        var lines = 0
+        var last = 0
+        var failure: StoreError?
+        let entries = state.entries
+        let old = try indexFile.forEachLine(end: end) { line, bytes, sequence, _ in
+            switch line {
+            case .removal:
+                droppedRemovals = max(droppedRemovals, sequence)
+                return true
+            case .entry(let entry):
+                do throws(StoreError) {
+                    guard let live = try self.table(try entries.entry(DocumentID(entry.id))), live.sequence == sequence else { return true }
+                    pending.append(contentsOf: bytes)
+                    pending.append(0x0A)
+                    lines += 1
+                    last = sequence
+                    if pending.count >= 1 << 20 {
+                        try fileSystem.append(pending, to: temporary)
+                        pending.removeAll(keepingCapacity: true)
+                    }
+                } catch {
+                    failure = error
+                    return false
+                }
+                return true
+            }
+        }
+        if let failure {
+            _ = try? fileSystem.removeFile(temporary)
+            throw failure
+        }
+        guard old.consumed == end, lines == state.entries.count else {
+            _ = try? fileSystem.removeFile(temporary)
+            throw .damagedSnapshot(
+                path: path(FileNames.segments),
+                reason: "the segments hold \(Plural.count(state.entries.count, "live document")), the log \(lines): run 'archivist repair'")
+        }
+        let highest = state.lastSequence
+        var metadata = state.metadata
+        metadata.sequenceFloor = max(metadata.sequenceFloor, highest)
+        metadata.feedStart = max(metadata.feedStart, droppedRemovals)
+        do {
+            try fileSystem.append(pending, to: temporary)
+            if metadata != state.metadata {
+                // A crash between the two renames leaves a floor and a feed start that are too
+                // high for the old file: numbers are skipped, never given twice.
+                try writeDurably(metadata.encoded(), to: FileNames.metadata)
+                state.metadata = metadata
+            }
+            try install(temporary, as: FileNames.index)
+        } catch {
+            _ = try? fileSystem.removeFile(temporary)
+            throw error
+        }
+        let size = try fileSystem.status(of: indexFile.path)?.size ?? 0
+        state.index = IndexFile.Position(
+            identity: try fileSystem.status(of: indexFile.path)?.identity, consumed: size, lines: lines, sequence: last)
+        // The removals are gone from the log: so are their tombstones. The manifest covers the
+        // new file (the segments' entries carry their numbers, which the file keeps).
+        guard var manifest = state.manifest else { return }
+        for (place, segment) in state.entries.segments.enumerated() where segment.mapped.tombstoneCount > 0 {
+            let live = (0..<segment.mapped.tombstoneCount).filter { !segment.isDeleted(segment.mapped.count + $0) }
+            guard !live.isEmpty, let position = manifest.segments.firstIndex(where: { $0.number == segment.record.number }) else {
+                continue
+            }
+            _ = place
+            var record = manifest.segments[position]
+            let deletes = SegmentDeletes(segment: record.number, ordinals: segment.deletedOrdinals.map { UInt32($0) })
+                .adding(live.map { UInt32(segment.mapped.count + $0) })
+            record.deletesGeneration += 1
+            record.deletedTombstones += live.count
+            try writeSegmentFile(deletes.encoded(), named: record.deletesFileName!)
+            manifest.segments[position] = record
+        }
+        manifest.coverage = try coverage(of: state.index)
+        try install(manifest, &state)
+    }
+
     /// Replaces the index file with the state's entries (in sequence order), atomically and
-    /// durably. Entries read from the log keep their sequence numbers; rebuilt ones get new ones.
-    /// The metadata is written first with the highest number given out (the floor, which the
-    /// dropped lines may have held) and where the feed starts now: after the removals dropped, or
-    /// with `renumbered` (a rebuild from the documents), after every number of the old file.
+    /// durably, all in memory: for a store without segments (the log-only mode of tests). Entries
+    /// read from the log keep their sequence numbers; rebuilt ones get new ones. The metadata is
+    /// written first with the highest number given out (the floor, which the dropped lines may
+    /// have held) and where the feed starts now: after the removals dropped, or with
+    /// `renumbered` (a rebuild from the documents), after every number of the old file.
     func writeIndex(_ state: inout State, renumbered: Bool = false) throws(StoreError) {
         let sorted = try table(try state.entries.sorted())
         let highest = state.lastSequence
@@ -49,8 +160,6 @@ extension DocumentStore {
         metadata.sequenceFloor = max(metadata.sequenceFloor, highest, lines.lastSequence)
         metadata.feedStart = max(metadata.feedStart, renumbered ? lines.nextSequence - 1 - lines.count : rewrite.droppedRemovals)
         if metadata != state.metadata {
-            // A crash between the two renames leaves a floor and a feed start that are too high
-            // for the old file: numbers are skipped, never given twice.
             try writeDurably(metadata.encoded(), to: FileNames.metadata)
             state.metadata = metadata
         }
@@ -60,14 +169,17 @@ extension DocumentStore {
             consumed: lines.bytes.count, lines: lines.count, sequence: lines.lastSequence)
         var entries = EntryTable()
         entries.reserveCapacity(sorted.count)
+        var next = lines.nextSequence - lines.count
         for (entry, span) in zip(rewrite.entries, lines.fieldSpans) {
             var moved = entry
             moved.fields = FieldsReference.indexFile(offset: span.offset, length: span.length)
+            moved.sequence = next
+            next += 1
             try? entries.set(span.id, moved)
         }
         state.entries = entries
-        // The old snapshot covered the old file: a new one starts from the new file.
-        if options.mergeThreshold > 0 { try writeSnapshot(&state) }
+        state.manifest = nil
+        try removeUnlistedSegmentFiles(keeping: nil)
     }
 
     /// A document file found by scanning the documents folder.
@@ -106,8 +218,9 @@ extension DocumentStore {
     /// A bucket's files are read in the order of their inode numbers (the order the file system
     /// laid them out, as tar's and git's readers do), several at a time (`ConcurrentReads`): a
     /// cold disk then serves them at its rate, not at one read's latency, and the parsing shares
-    /// the cores. `known` gives the first-stored and updated times of a rebuild; `check`, which
-    /// compares only contents, passes nil (no look-up per file).
+    /// the cores.
+    /// `known` gives the first-stored and updated times of a rebuild; `check`, which compares
+    /// only contents, passes nil (no look-up per file).
     func scanDocuments(
         projection: Projection, known: EntryTable?, visit: (_ bucket: String, _ files: [ScannedFile]) throws(StoreError) -> Void
     ) throws(StoreError) {
@@ -171,13 +284,19 @@ extension DocumentStore {
 
     /// Replaces the entries with ones derived from the documents; with `persist`, also the file
     /// (with `keepingOldIndex`, the old index file is first copied to the quarantine folder).
+    ///
+    /// Persisted, the new log is written a bucket of documents at a time, each document numbered
+    /// above every number the old file holds, then the segments are built from it again (a chunk
+    /// at a time): nothing is held per document. Without `persist` (a reader that cannot take the
+    /// lock), the entries are kept in memory.
     func rebuildEntries(_ state: inout State, persist: Bool, keepingOldIndex: Bool = false) throws(StoreError) {
-        let scanned = try scanDocuments(projection: state.projection, known: state.entries)
-        state.entries = EntryTable()
-        for file in scanned {
-            if case .document(let entry) = file.content { try? state.entries.set(DocumentID(entry.id), entry) }
-        }
         guard persist else {
+            let scanned = try scanDocuments(projection: state.projection, known: state.entries)
+            state.entries = EntryTable()
+            state.manifest = nil
+            for file in scanned {
+                if case .document(let entry) = file.content { try? state.entries.set(DocumentID(entry.id), entry) }
+            }
             state.index.lines = state.entries.count
             return
         }
@@ -194,172 +313,59 @@ extension DocumentStore {
                 offset += chunk.count
             }
         }
-        try writeIndex(&state, renumbered: true)
-    }
-
-    /// Compares the documents with the index. Reads every document file.
-    ///
-    /// Never waits for a writer. While another process commits a batch, its documents may be in
-    /// place before their index lines: those named in its journal are not problems, and anything
-    /// found is confirmed by a second pass after picking up the writer's progress.
-    /// `progress`, when given, hears how many of the document buckets are read (of how many).
-    public func check(progress: ((_ done: Int, _ total: Int) -> Void)? = nil) throws(StoreError) -> [StoreProblem] {
-        try checkDocuments(progress: progress) + sideFileProblems() + snapshotProblems(projection: projection)
-    }
-
-    private func checkDocuments(progress: ((Int, Int) -> Void)?) throws(StoreError) -> [StoreProblem] {
-        if let lock = try? fileSystem.lockExclusively(path(FileNames.lock), timeout: 0) {
-            defer { lock.release() }
-            return try withState(lockHeld: true) { (state: inout State) throws(StoreError) -> [StoreProblem] in
-                try self.refresh(&state, lockHeld: true)
-                return try self.checkLocked(&state, writerActive: false, progress: progress)
+        // Every number the old file holds, read leniently: the new ones come after them.
+        var floor = state.lastSequence
+        if try fileSystem.status(of: indexPath) != nil {
+            let end = try fileSystem.status(of: indexPath)?.size ?? 0
+            _ = try indexFile.forEachLine(end: end, invalid: { _, _ in true }) { _, _, sequence, _ in
+                floor = max(floor, sequence)
+                return true
             }
         }
-        return try withState { (state: inout State) throws(StoreError) -> [StoreProblem] in
-            try self.refresh(&state)
-            let journalBefore = try self.journalIDs()
-            let first = try self.checkLocked(&state, writerActive: true, progress: progress)
-            if first.isEmpty { return [] }
-            try self.refresh(&state)
-            let inFlight = journalBefore.union(try self.journalIDs())
-            let second = try self.checkLocked(&state, writerActive: true)
-            return second.filter { problem in
-                first.contains { $0.kind == problem.kind && $0.file == problem.file }
-                    && !(problem.id.map { inFlight.contains(DocumentID($0)) } ?? false)
-            }
-        }
-    }
-
-    /// The IDs named in the journal of a batch being written (empty when there is none).
-    func journalIDs() throws(StoreError) -> Set<DocumentID> {
-        try journal.read() ?? []
-    }
-
-    func checkLocked(_ state: inout State, writerActive: Bool, progress: ((Int, Int) -> Void)? = nil) throws(StoreError) -> [StoreProblem] {
-        var problems: [StoreProblem] = []
-        if case .unreadable(let line, let reason)? = try indexReadability(metadata: state.metadata) {
-            problems.append(StoreProblem(kind: .unreadableIndex, file: FileNames.index, id: nil, detail: "line \(line): \(reason)"))
-        }
-        // The index's entries by bucket, so each bucket's files are compared with its entries and
-        // dropped: memory stays that of one bucket, whatever the store's size. A bucket holds
-        // where its entries are (a snapshot ordinal, or -1 - k for the k-th entry changed after
-        // it), not the entries: a million of those would be a few hundred MB.
-        let changed = try table(try state.entries.changedEntries())
-        let snapshot = state.entries.snapshot
-        let superseded = state.entries.superseded
-        var byBucket: [String: [Int32]] = [:]
-        if let snapshot {
-            for ordinal in 0..<snapshot.count where !superseded.contains(ordinal) {
-                byBucket[FileNames.bucket(for: try table(try snapshot.id(at: ordinal))), default: []].append(Int32(ordinal))
-            }
-        }
-        for (k, entry) in changed.enumerated() { byBucket[FileNames.bucket(for: entry.id), default: []].append(-1 - Int32(k)) }
-        func entries(_ places: [Int32]) throws(StoreError) -> [IndexEntry] {
-            var result: [IndexEntry] = []
-            result.reserveCapacity(places.count)
-            for place in places {
-                if place < 0 {
-                    result.append(changed[Int(-1 - place)])
-                } else if let snapshot {
-                    result.append(try table(try snapshot.entry(at: Int(place))))
+        let temporary = try temporaryPath(for: FileNames.index)
+        try fileSystem.write([], to: temporary)
+        var next = floor + 1
+        var count = 0
+        do {
+            try scanDocuments(projection: state.projection, known: state.entries) { (_, files) throws(StoreError) in
+                var batch = IndexFile.Batch(firstSequence: next)
+                for file in files {
+                    guard case .document(let entry) = file.content else { continue }
+                    batch.append(entry, fields: try fieldsBytes(of: entry), file: file.file)
                 }
+                guard batch.count > 0 else { return }
+                try fileSystem.append(batch.bytes, to: temporary)
+                next = batch.nextSequence
+                count += batch.count
             }
-            return result
+        } catch {
+            _ = try? fileSystem.removeFile(temporary)
+            throw error
         }
-        let buckets = try documentBuckets()
-        var done = 0
-        // The entries' fields are read from one mapping of the log, read ahead in order: a read
-        // of each entry's line where it lies would be a random read of the disk per document.
-        let log = try fileSystem.mappedContents(of: indexFile.path) ?? FileBytes([])
-        try scanDocuments(projection: state.projection, known: nil) { (bucket, files) throws(StoreError) in
-            try compare(files, with: try entries(byBucket.removeValue(forKey: bucket) ?? []), log: log, into: &problems)
-            done += 1
-            progress?(done, buckets.count)
+        var metadata = state.metadata
+        metadata.sequenceFloor = max(metadata.sequenceFloor, next - 1)
+        metadata.feedStart = max(metadata.feedStart, floor)
+        do {
+            // A crash between the two renames leaves a floor and a feed start that are too high
+            // for the old file: numbers are skipped, never given twice.
+            try writeDurably(metadata.encoded(), to: FileNames.metadata)
+            state.metadata = metadata
+            try install(temporary, as: FileNames.index)
+        } catch {
+            _ = try? fileSystem.removeFile(temporary)
+            throw error
         }
-        // Entries of buckets without a folder: their files are all missing.
-        for places in byBucket.values {
-            try compare([], with: try entries(places), log: log, into: &problems)
+        state.manifest = nil
+        state.entries = EntryTable()
+        state.index = IndexFile.Position()
+        if options.usesSegments {
+            try rebuildSegments(&state)
+            // The tail the rebuild leaves (empty) and the log read to its end.
+            try refresh(&state, lockHeld: true)
+        } else {
+            try removeUnlistedSegmentFiles(keeping: nil)
+            _ = try loadIndex(&state)
         }
-        let journalExists = try journal.exists
-        let temporaries = try fileSystem.entries(ofFolder: path(FileNames.temporary)) ?? []
-        if !writerActive && (journalExists || !temporaries.isEmpty) {
-            // No writer is at work: these are a crash's.
-            problems.append(
-                StoreProblem(
-                    kind: .unfinishedWrite, file: journalExists ? FileNames.journal : FileNames.temporary,
-                    id: nil,
-                    detail: "an interrupted write left \(journalExists ? "its journal" : Plural.count(temporaries.count, "temporary file"))"
-                ))
-        }
-        return problems.sorted { ($0.file, $0.kind.rawValue) < ($1.file, $1.kind.rawValue) }
-    }
-
-    /// Compares one bucket's files with the index entries that belong in it.
-    private func compare(
-        _ files: [ScannedFile], with entries: [IndexEntry], log: FileBytes, into problems: inout [StoreProblem]
-    ) throws(StoreError) {
-        var known: [DocumentID: IndexEntry] = [:]
-        for entry in entries { known[DocumentID(entry.id)] = entry }
-        var seen: Set<DocumentID> = []
-        let scannedFiles = Set(files.map(\.file))
-        for file in files {
-            switch file.content {
-            case .unreadable(let reason):
-                problems.append(StoreProblem(kind: .unreadableDocument, file: file.file, id: nil, detail: reason))
-            case .missingID:
-                problems.append(
-                    StoreProblem(kind: .missingID, file: file.file, id: nil, detail: "no _id (a non-empty string) in the document"))
-            case .misplaced(let id):
-                problems.append(
-                    StoreProblem(
-                        kind: .misplacedDocument, file: file.file, id: id,
-                        detail: "_id \(StoreError.quote(id)) belongs in \(FileNames.documentPath(for: id))"))
-            case .document(let found):
-                let key = DocumentID(found.id)
-                seen.insert(key)
-                guard let known = known[key] else {
-                    problems.append(StoreProblem(kind: .unindexedDocument, file: file.file, id: found.id, detail: "not in the index"))
-                    continue
-                }
-                if known.hash != found.hash || known.size != found.size {
-                    problems.append(
-                        StoreProblem(
-                            kind: .changedDocument, file: file.file, id: found.id,
-                            detail:
-                                "content differs from the index (hash \(FNV1a64.hex(found.hash)), size \(found.size); index has \(FNV1a64.hex(known.hash)), \(known.size))"
-                        ))
-                } else if try !sameFields(known, found, log: log) {
-                    problems.append(
-                        StoreProblem(
-                            kind: .changedDocument, file: file.file, id: found.id, detail: "projected fields in the index are stale"))
-                }
-            }
-        }
-        for entry in entries where !seen.contains(DocumentID(entry.id)) && !scannedFiles.contains(entry.file) {
-            problems.append(
-                StoreProblem(
-                    kind: .missingDocument, file: entry.file, id: entry.id,
-                    detail: "in the index as \(StoreError.quote(entry.id)) but the file is missing"))
-        }
-    }
-
-    /// Whether two entries' projected fields are the same bytes, those in the log read from its
-    /// mapping (`log`) when they lie within it.
-    private func sameFields(_ a: IndexEntry, _ b: IndexEntry, log: FileBytes) throws(StoreError) -> Bool {
-        func bytes(_ entry: IndexEntry) throws(StoreError) -> [UInt8] {
-            if case .indexFile(let offset, let length) = entry.fields, offset + length <= log.buffer.count {
-                return Array(log.buffer[offset..<(offset + length)])
-            }
-            return try fieldsBytes(of: entry)
-        }
-        return try bytes(a) == bytes(b)
-    }
-
-    /// Whether the index file parses, without touching the state.
-    func indexReadability(metadata: StoreMetadata) throws(StoreError) -> IndexFile.Load? {
-        // Every line of the log, the part a snapshot covers too; nothing is kept.
-        var position = IndexFile.Position()
-        return try indexFile.readAll(into: &position, reset: {}, apply: { _ in })
     }
 
     /// Fixes what `check` finds: unreadable documents and ones without `_id` go to the quarantine
@@ -370,8 +376,8 @@ extension DocumentStore {
         defer { lock.release() }
         return try state.withLock { (state: inout State) throws(StoreError) -> RepairReport in
             try self.refresh(&state, lockHeld: true)
-            let snapshotProblems = try self.snapshotProblems(projection: state.projection)
-            let problems = try self.checkLocked(&state, writerActive: false) + snapshotProblems
+            let problems = try self.checkLocked(&state, writerActive: false)
+            let segmentsOnly = !problems.isEmpty && problems.allSatisfy { $0.kind == .damagedSnapshot }
             var report = RepairReport(quarantined: [], moved: [], rebuiltIndex: false, problems: problems)
             let quarantineFolder = FileNames.quarantine + "/" + Timestamp.now().compactName
             func quarantine(_ file: String) throws(StoreError) {
@@ -402,7 +408,12 @@ extension DocumentStore {
             for name in try fileSystem.entries(ofFolder: path(FileNames.temporary)) ?? [] {
                 try fileSystem.removeFile(path(FileNames.temporary + "/" + name))
             }
-            if !problems.isEmpty {
+            let segmentsWanted = options.usesSegments
+            if segmentsOnly {
+                // Derived data only: built again from the log, every number kept.
+                if segmentsWanted { try self.rebuildSegments(&state) } else { try self.removeUnlistedSegmentFiles(keeping: nil) }
+                report.rebuiltIndex = true
+            } else if !problems.isEmpty {
                 let unreadable = problems.contains { $0.kind == .unreadableIndex }
                 if !unreadable {
                     // Keep first-stored times from the readable index.
@@ -410,18 +421,11 @@ extension DocumentStore {
                 }
                 try self.rebuildEntries(&state, persist: true, keepingOldIndex: unreadable)
                 report.rebuiltIndex = true
-                // A damaged snapshot is replaced even when no new one is due (it is derived data).
-                if !snapshotProblems.isEmpty {
-                    if options.mergeThreshold > 0 {
-                        try self.writeSnapshot(&state)
-                    } else {
-                        try fileSystem.removeFile(path(FileNames.snapshot))
-                    }
-                }
-            } else if options.mergeThreshold > 0, state.index.lines > (state.entries.snapshot?.reader.coverage.lines ?? 0) {
-                // Nothing to fix, but the snapshot is missing (deleted by hand, say) or behind the
-                // log: repair brings it up to date, as the format document promises.
-                try self.writeSnapshot(&state)
+            } else if segmentsWanted, state.manifest == nil || state.entries.tailCount > 0 {
+                // Nothing to fix, but the segments are missing (deleted by hand, say) or behind the
+                // log: repair brings them up to date, as the format document promises.
+                if state.manifest == nil { try self.rebuildSegments(&state) } else { try self.flush(&state) }
+                try self.mergeIfDue(&state)
             }
             try fileSystem.synchronizeAll(containing: folder)
             try journal.remove()

@@ -9,11 +9,12 @@ extension DocumentStore {
 
     /// Brings a folder of an older format to the current one, under the writers' lock.
     ///
-    /// Format 2 adds only derived data (`index.snapshot`), so migrating builds a snapshot of the
-    /// index as it is, then records the new format in `archivist.json`; the documents and
-    /// `index.jsonl` are not touched. Both files are written aside, synced and renamed: a crash
-    /// before the metadata's rename leaves a format-1 folder (with or without a correct snapshot),
-    /// which the next open migrates again.
+    /// Formats 2 to 4 add only derived data (the snapshot, then the segments that replace it),
+    /// so migrating builds the segments from the log (a chunk at a time), removes the old
+    /// `index.snapshot`, then records the new format in `archivist.json`; the documents and
+    /// `index.jsonl` are not touched. Every file is written aside, synced and renamed: a crash
+    /// before the metadata's rename leaves a folder of the old format (with or without its
+    /// segments), which the next open migrates again.
     func migrateIfNeeded() throws(StoreError) {
         guard state.withLock({ $0.metadata.format }) < StoreMetadata.currentFormat else { return }
         let lock: any FileLockToken
@@ -30,15 +31,18 @@ extension DocumentStore {
             try self.reopen(&state, lockHeld: true)
             let from = state.metadata.format
             guard from < StoreMetadata.currentFormat else { return }
-            let snapshot = try self.currentSnapshot(projection: state.projection)
-            let buildsSnapshot = snapshot == nil || snapshot?.reader.coverage.offset != state.index.consumed
-            if buildsSnapshot { try self.writeSnapshot(&state) }
+            let builds = options.usesSegments && (state.manifest == nil || state.entries.tailCount > 0)
+            if builds {
+                if state.manifest == nil { try self.rebuildSegments(&state) } else { try self.flush(&state) }
+            }
+            if try fileSystem.status(of: path(FileNames.snapshot)) != nil {
+                try fileSystem.removeFile(path(FileNames.snapshot))
+            }
             var metadata = state.metadata
             metadata.format = StoreMetadata.currentFormat
             try self.writeDurably(metadata.encoded(), to: FileNames.metadata)
             state.metadata = metadata
-            state.migration = FormatMigration(
-                from: from, to: metadata.format, documents: state.entries.count, builtSnapshot: buildsSnapshot)
+            state.migration = FormatMigration(from: from, to: metadata.format, documents: state.entries.count, builtSnapshot: builds)
         }
     }
 }

@@ -148,7 +148,7 @@ extension DocumentStore {
                 encoded = Self.encode(operations, projection: projection)
             }
             let outcomes = try self.commitLocked(operations, encoded, &state)
-            self.mergeIfDue(&state)
+            self.flushIfDue(&state)
             return outcomes
         }
     }
@@ -192,6 +192,8 @@ extension DocumentStore {
             var temporary: String?
             /// The document's file, relative to the folder (nil: worked out from the ID).
             var file: String? = nil
+            /// A removal's line, once written (its number, time and the removed fields).
+            var removal: IndexFile.Removal? = nil
         }
 
         var pending: [DocumentID: Pending] = [:]
@@ -200,13 +202,13 @@ extension DocumentStore {
         var temporaryFolderReady = false
 
         /// The entry an ID has once the operations staged so far apply.
-        func current(_ key: DocumentID, in entries: EntryTable) throws(SnapshotDamage) -> IndexEntry? {
+        func current(_ key: DocumentID, in entries: EntryTable) throws(SegmentDamage) -> IndexEntry? {
             if let planned = pending[key] { return planned.entry }
             return try entries.entry(key)
         }
 
         /// The IDs whose entry the batch changes (a removal of an ID that had none changes nothing).
-        func changes(against entries: EntryTable) throws(SnapshotDamage) -> [DocumentID] {
+        func changes(against entries: EntryTable) throws(SegmentDamage) -> [DocumentID] {
             var changed: [DocumentID] = []
             for key in order {
                 guard let planned = pending[key] else { continue }
@@ -252,6 +254,7 @@ extension DocumentStore {
         }
         for key in changes {
             try table(try state.entries.set(key, batch.pending[key]!.entry))
+            if let removal = batch.pending[key]!.removal { state.entries.recordRemoval(removal) }
         }
         try journal.remove()
         return batch.outcomes
@@ -343,12 +346,15 @@ extension DocumentStore {
                     state.knownBuckets.insert(bucket)
                 }
                 try fileSystem.rename(planned.temporary!, to: path(relative))
+                batch.pending[key]!.entry!.sequence = lines.nextSequence
                 lines.append(entry, fields: try fieldsBytes(of: entry), file: relative)
             } else {
                 let removed = try table(try state.entries.entry(key))
                 try fileSystem.removeFile(path(relative))
-                lines.appendRemoval(
-                    of: key.rawValue, at: now, fields: try removed.map { (entry) throws(StoreError) in try fieldsBytes(of: entry) })
+                let fields = try removed.map { (entry) throws(StoreError) in try fieldsBytes(of: entry) }
+                batch.pending[key]!.removal = IndexFile.Removal(
+                    id: key.rawValue, sequence: lines.nextSequence, removedAt: now, fields: fields.map { .inline($0) })
+                lines.appendRemoval(of: key.rawValue, at: now, fields: fields)
             }
         }
         for (key, reference) in try appendToIndex(lines, &state) {
@@ -371,16 +377,24 @@ extension DocumentStore {
         guard try journal.exists || !temporaries.isEmpty || tornTail else { return }
         var lines = IndexFile.Batch(firstSequence: state.lastSequence + 1)
         let now = Timestamp.now()
+        var numbered: [(DocumentID, Int)] = []
+        var removals: [IndexFile.Removal] = []
         let replayed = try journal.replay { (key: DocumentID) throws(StoreError) in
             if let line = try self.rederivedLine(for: key, &state) {
                 switch line {
-                case .entry(let derived): lines.append(derived, fields: try fieldsBytes(of: derived))
-                case .removal(let id): lines.appendRemoval(of: id, at: now)
+                case .entry(let derived):
+                    numbered.append((key, lines.nextSequence))
+                    lines.append(derived, fields: try fieldsBytes(of: derived))
+                case .removal(let removal):
+                    removals.append(IndexFile.Removal(id: removal.id, sequence: lines.nextSequence, removedAt: now))
+                    lines.appendRemoval(of: removal.id, at: now)
                 }
             }
         }
         if lines.count > 0 {
             for (key, reference) in try appendToIndex(lines, &state) { state.entries.setFields(key, reference) }
+            for (key, sequence) in numbered { state.entries.setSequence(key, sequence) }
+            for removal in removals { state.entries.recordRemoval(removal) }
         }
         for name in temporaries {
             try fileSystem.removeFile(path(FileNames.temporary + "/" + name))
@@ -408,7 +422,7 @@ extension DocumentStore {
             return nil
         }
         try table(try state.entries.set(key, derived))
-        return derived.map { .entry($0) } ?? .removal(id)
+        return derived.map { .entry($0) } ?? .removal(IndexFile.Removal(id: id))
     }
 
     enum Derivation {

@@ -16,19 +16,30 @@ public final class DocumentStore: Sendable {
     public struct Options: Sendable {
         /// How long a writer waits for another process's write lock, in seconds.
         public var lockTimeout: Double
-        /// A writer writes a new snapshot once this many changes (or a sixteenth of the snapshot's
-        /// documents, when more) follow the current one in the log (0: never, as a test of the log
-        /// alone wants).
-        public var mergeThreshold: Int
-        /// Whether the store starts from a snapshot when there is a usable one (false: it reads
-        /// the whole log, as a test of the log alone wants).
-        public var usesSnapshot: Bool
+        /// A writer writes the tail (the log after the segments) into a new segment once it holds
+        /// this many changes (0: never, as a test of the log alone wants).
+        public var flushThreshold: Int
+        /// The same while a bulk import defers flushes (`defersMerges`): larger segments, fewer
+        /// merges, the memory of that many changes.
+        public var bulkFlushThreshold: Int
+        /// How many segments of one size class a merge joins (LevelDB's and Lucene's merge
+        /// factor): `docs/ARCHITECTURE.md`, "Merges".
+        public var mergeFactor: Int
+        /// Whether the store starts from its segments when they are usable (false: it reads the
+        /// whole log, as a test of the log alone wants).
+        public var usesSegments: Bool
 
-        /// Options with defaults: a 10 s lock wait, a new snapshot every 4,096 changes.
-        public init(lockTimeout: Double = 10, mergeThreshold: Int = 4096, usesSnapshot: Bool = true) {
+        /// Options with defaults: a 10 s lock wait, a segment every 4,096 changes (32,768 in a
+        /// bulk import), merges of 8.
+        public init(
+            lockTimeout: Double = 10, flushThreshold: Int = 4096, bulkFlushThreshold: Int = 32_768, mergeFactor: Int = 8,
+            usesSegments: Bool = true
+        ) {
             self.lockTimeout = lockTimeout
-            self.mergeThreshold = mergeThreshold
-            self.usesSnapshot = usesSnapshot
+            self.flushThreshold = flushThreshold
+            self.bulkFlushThreshold = max(flushThreshold, bulkFlushThreshold)
+            self.mergeFactor = max(2, mergeFactor)
+            self.usesSegments = usesSegments
         }
     }
 
@@ -45,7 +56,7 @@ public final class DocumentStore: Sendable {
     let encodingProjection: Mutex<Projection>
     /// The last query index built, with the index state it was built from.
     let queryCache = Mutex<(key: IndexGeneration, index: QueryIndex)?>(nil)
-    /// The segments last built (when the store starts from a snapshot), with the index state.
+    /// The segments' searchers and the tail's query index last built, with the index state.
     let segmentCache = Mutex<(key: IndexGeneration, segments: Segments)?>(nil)
 
     struct State {
@@ -54,12 +65,15 @@ public final class DocumentStore: Sendable {
         /// How far the index file has been read.
         var index = IndexFile.Position()
         var knownBuckets: Set<String> = []
-        /// Whether merges wait for `merge()` (a bulk import in progress).
-        var deferMerges = false
-        /// Whether the snapshot was found damaged: the store reads the whole log from then on.
-        var refusesSnapshot = false
-        /// Why the last automatic merge failed.
-        var lastMergeFailure: StoreError?
+        /// The manifest of the segments the entries start from (nil: none, the whole log read).
+        var manifest: Manifest?
+        /// Whether flushes wait for the bulk threshold (a bulk import in progress).
+        var deferFlushes = false
+        /// Whether the segments were found damaged: the store reads the whole log from then on
+        /// (until a writer installs new ones).
+        var refusesSegments = false
+        /// Why the last automatic flush or merge failed.
+        var lastFlushFailure: StoreError?
         /// What opening the store migrated.
         var migration: FormatMigration?
         var temporaryCounter = 0
@@ -72,7 +86,9 @@ public final class DocumentStore: Sendable {
 
         /// Names the index contents: changes whenever entries change.
         var generation: IndexGeneration {
-            IndexGeneration(identity: index.identity, consumed: index.consumed, count: entries.count, projection: projection.paths)
+            IndexGeneration(
+                identity: index.identity, consumed: index.consumed, count: entries.count, projection: projection.paths,
+                manifest: manifest)
         }
     }
 
@@ -82,6 +98,7 @@ public final class DocumentStore: Sendable {
         var consumed: Int
         var count: Int
         var projection: [String]
+        var manifest: Manifest?
     }
 
     /// Opens (creating when missing) the data folder at `folder`.
@@ -150,19 +167,19 @@ public final class DocumentStore: Sendable {
                 return try body(&state)
             } catch {
                 guard case .damagedSnapshot = error else { throw error }
-                state.refusesSnapshot = true
+                state.refusesSegments = true
                 try self.reopen(&state, lockHeld: lockHeld)
                 return try body(&state)
             }
         }
     }
 
-    /// Runs a read of the entry table, reporting a damaged snapshot as a store error.
-    func table<T>(_ body: @autoclosure () throws(SnapshotDamage) -> T) throws(StoreError) -> T {
+    /// Runs a read of the entry table, reporting a damaged segment as a store error.
+    func table<T>(_ body: @autoclosure () throws(SegmentDamage) -> T) throws(StoreError) -> T {
         do {
             return try body()
         } catch {
-            throw .damagedSnapshot(path: path(FileNames.snapshot), reason: error.description)
+            throw .damagedSnapshot(path: path(FileNames.segments), reason: error.description)
         }
     }
 
@@ -303,8 +320,13 @@ public final class DocumentStore: Sendable {
     /// Writes a whole file through a temporary file, a sync and a rename.
     func writeDurably(_ bytes: [UInt8], to relative: String) throws(StoreError) {
         let temporary = try temporaryPath(for: relative)
-        try fileSystem.write(bytes, to: temporary)
-        try install(temporary, as: relative)
+        do {
+            try fileSystem.write(bytes, to: temporary)
+            try install(temporary, as: relative)
+        } catch {
+            _ = try? fileSystem.removeFile(temporary)
+            throw error
+        }
     }
 
     /// The temporary file a whole file is written to before it is installed (`tmp/` created).
@@ -323,6 +345,7 @@ public final class DocumentStore: Sendable {
     /// Loads the index and finishes what a crashed writer left. With `lockHeld` (a write in
     /// this process holds the lock), recovery runs at once instead of taking the lock.
     func open(_ state: inout State, lockHeld: Bool = false) throws(StoreError) {
+        try rebuildSegmentsIfNeeded(&state, lockHeld: lockHeld)
         let loaded = try loadIndex(&state)
         let journalExists = try journal.exists
         let temporaries = try fileSystem.entries(ofFolder: path(FileNames.temporary)) ?? []
@@ -354,6 +377,38 @@ public final class DocumentStore: Sendable {
         try recoverLocked(&state)
     }
 
+    /// The log size from which a folder without usable segments has them built (by a replay of
+    /// the log, a chunk at a time) before it is opened, rather than the whole log read into memory.
+    static let segmentRebuildBytes = 16 << 20
+
+    /// Builds the segments from the log when they are missing, stale or damaged and the log is
+    /// large (under the writers' lock, taken here unless `lockHeld`). A folder that cannot be
+    /// locked (a read-only mount, another writer past the lock timeout) or whose log cannot be
+    /// read is left for the whole-log load and the usual recovery.
+    func rebuildSegmentsIfNeeded(_ state: inout State, lockHeld: Bool) throws(StoreError) {
+        guard options.usesSegments, !state.refusesSegments,
+            let size = try fileSystem.status(of: indexFile.path)?.size, size >= Self.segmentRebuildBytes,
+            case .failure = try currentSegments(projection: state.projection)
+        else { return }
+        func rebuild() throws(StoreError) {
+            do {
+                try rebuildSegments(&state)
+            } catch {
+                // An unreadable log is rebuilt from the documents by the usual path.
+                guard case .invalidFile = error else { throw error }
+                try? removeUnlistedSegmentFiles(keeping: nil)
+            }
+        }
+        if lockHeld {
+            try rebuild()
+            return
+        }
+        guard let lock = try? fileSystem.lockExclusively(path(FileNames.lock), timeout: options.lockTimeout) else { return }
+        defer { lock.release() }
+        guard case .failure = try currentSegments(projection: state.projection) else { return }
+        try rebuild()
+    }
+
     /// Whether the entries must be rebuilt from the documents: the index is unreadable, or missing
     /// while there are documents.
     func needsRebuild(after load: IndexFile.Load) throws(StoreError) -> Bool {
@@ -367,7 +422,8 @@ public final class DocumentStore: Sendable {
     /// Reads the whole index into `state`, replacing what it held.
     @discardableResult
     func loadIndex(_ state: inout State) throws(StoreError) -> IndexFile.Load {
-        if try loadFromSnapshot(&state) { return .loaded }
+        if try loadFromSegments(&state) { return .loaded }
+        state.manifest = nil
         let expected = (try? fileSystem.status(of: indexFile.path))??.size ?? 0
         var position = IndexFile.Position()
         var entries = EntryTable()
@@ -383,26 +439,6 @@ public final class DocumentStore: Sendable {
             }, apply: { line in try? entries.apply(line) })
     }
 
-    /// Starts the state from the current snapshot and the log lines after it; false (the state
-    /// untouched) when there is no usable snapshot or the log after it cannot be followed.
-    func loadFromSnapshot(_ state: inout State) throws(StoreError) -> Bool {
-        guard options.usesSnapshot, !state.refusesSnapshot, let snapshot = try currentSnapshot(projection: state.projection) else {
-            return false
-        }
-        var entries = EntryTable(snapshot: snapshot)
-        var position = IndexFile.Position(
-            identity: snapshot.reader.coverage.identity, consumed: snapshot.reader.coverage.offset,
-            lines: snapshot.reader.coverage.lines, sequence: snapshot.reader.coverage.sequence)
-        var damage: SnapshotDamage?
-        let progress = try indexFile.follow(&position) { line in
-            do throws(SnapshotDamage) { try entries.apply(line) } catch { damage = error }
-        }
-        guard progress != .replaced, damage == nil else { return false }
-        state.entries = entries
-        state.index = position
-        return true
-    }
-
     /// Picks up index lines other processes appended, or reads everything again when the index
     /// was replaced (compacted, rebuilt) or cannot be followed.
     func refresh(_ state: inout State, lockHeld: Bool = false) throws(StoreError) {
@@ -410,11 +446,11 @@ public final class DocumentStore: Sendable {
         var entries = EntryTable()
         swap(&entries, &state.entries)
         var position = state.index
-        var damage: SnapshotDamage?
+        var damage: SegmentDamage?
         let progress: IndexFile.Progress
         do {
             progress = try indexFile.follow(&position) { line in
-                do throws(SnapshotDamage) { try entries.apply(line) } catch { damage = error }
+                do throws(SegmentDamage) { try entries.apply(line) } catch { damage = error }
             }
         } catch {
             swap(&entries, &state.entries)

@@ -1,52 +1,68 @@
-/// The live entries of a store: those of the snapshot (read in place from the mapped file) that
-/// no later line of the log supersedes, and those of the log lines after the snapshot (in memory).
-/// Without a snapshot every entry is in memory, as read from the whole log.
+/// The live entries of a store: those of its segments (read in place from the mapped files) that
+/// neither a newer segment nor the log after them supersedes, and those of the log lines after
+/// the segments (the tail, in memory). Without segments every entry is in the tail, as read from
+/// the whole log.
 ///
-/// Opening a store costs what the log holds after the snapshot, not what the store holds.
+/// Opening a store costs what the log holds after its segments, not what the store holds.
 struct EntryTable {
-    /// The snapshot the table starts from, if any.
-    private(set) var snapshot: MappedSnapshot?
-    /// Changes of the log after the snapshot: an ID's entry, or nil when it was removed.
+    /// The segments the table starts from, oldest first.
+    private(set) var segments: [OpenSegment]
+    /// Changes of the log after the segments: an ID's entry, or nil when it was removed.
     private(set) var overlay: [DocumentID: IndexEntry?] = [:]
-    /// Snapshot ordinals the overlay supersedes or removes.
-    private(set) var superseded: Set<Int> = []
+    /// The removal lines of the tail (an ID whose overlay value is nil), for its tombstones.
+    private(set) var removals: [DocumentID: IndexFile.Removal] = [:]
+    /// Per segment (by place in `segments`), the live documents the tail supersedes.
+    private(set) var masked: [Set<Int>]
     /// The number of live entries.
     private(set) var count = 0
 
-    /// An empty table, or one holding a snapshot's entries.
-    init(snapshot: MappedSnapshot? = nil) {
-        self.snapshot = snapshot
-        count = snapshot?.count ?? 0
+    /// An empty table, or one holding the live entries of these segments.
+    init(segments: [OpenSegment] = []) {
+        self.segments = segments
+        masked = [Set<Int>](repeating: [], count: segments.count)
+        count = segments.reduce(0) { $0 + $1.liveDocuments }
+    }
+
+    /// Whether the table starts from segments.
+    var hasSegments: Bool { !segments.isEmpty }
+
+    /// Where an ID's live document is in the segments (never the tail): its segment's place and
+    /// ordinal, or nil.
+    func locate(_ key: DocumentID) throws(SegmentDamage) -> (segment: Int, ordinal: Int)? {
+        guard !segments.isEmpty else { return nil }
+        var id = key.rawValue
+        let hash = id.withUTF8 { IDFilter.hash(UnsafeRawBufferPointer($0)) }
+        // Newest first: an ID changed lately is most often found in a small segment.
+        for place in segments.indices.reversed() {
+            let segment = segments[place]
+            guard try segment.mapped.mayContain(idHash: hash), let ordinal = try segment.mapped.ordinal(of: key.rawValue) else { continue }
+            if segment.isDeleted(ordinal) || masked[place].contains(ordinal) { continue }
+            return (place, ordinal)
+        }
+        return nil
     }
 
     /// The live entry of an ID, or nil.
-    func entry(_ key: DocumentID) throws(SnapshotDamage) -> IndexEntry? {
+    func entry(_ key: DocumentID) throws(SegmentDamage) -> IndexEntry? {
         if let change = overlay[key] { return change }
-        guard let snapshot, let ordinal = try snapshot.ordinal(of: key.rawValue) else { return nil }
-        return try snapshot.entry(at: ordinal)
+        guard let (place, ordinal) = try locate(key) else { return nil }
+        return try segments[place].mapped.entry(at: ordinal)
     }
 
-    /// Sets (or, with nil, removes) the entry of an ID.
-    mutating func set(_ key: DocumentID, _ entry: IndexEntry?) throws(SnapshotDamage) {
-        guard snapshot != nil else {
-            // All in memory: one hash lookup (this runs for every line of the log at open).
-            if let entry {
-                if overlay.updateValue(entry, forKey: key) == nil { count += 1 }
-            } else if overlay.removeValue(forKey: key) != nil {
-                count -= 1
-            }
-            return
-        }
+    /// Sets (or, with nil, removes) the entry of an ID. A removal stays in the tail as a change
+    /// (its tombstone, when the tail is flushed).
+    mutating func set(_ key: DocumentID, _ entry: IndexEntry?) throws(SegmentDamage) {
         let wasLive: Bool
         if let change = overlay[key] {
             wasLive = change != nil
-        } else if let snapshot, let ordinal = try snapshot.ordinal(of: key.rawValue) {
-            wasLive = !superseded.contains(ordinal)
-            superseded.insert(ordinal)
+        } else if !segments.isEmpty, let (place, ordinal) = try locate(key) {
+            wasLive = true
+            masked[place].insert(ordinal)
         } else {
             wasLive = false
         }
         overlay[key] = .some(entry)
+        if entry != nil { removals[key] = nil }
         count += (entry != nil ? 1 : 0) - (wasLive ? 1 : 0)
     }
 
@@ -58,12 +74,29 @@ struct EntryTable {
         }
     }
 
-    /// Applies a decoded index line: the last line for an ID wins.
-    mutating func apply(_ line: IndexFile.Line) throws(SnapshotDamage) {
-        switch line {
-        case .entry(let entry): try set(DocumentID(entry.id), entry)
-        case .removal(let id): try set(DocumentID(id), nil)
+    /// Changes the sequence number of a live in-memory entry (after its line is written).
+    mutating func setSequence(_ key: DocumentID, _ sequence: Int) {
+        if case .some(.some(var entry)) = overlay[key] {
+            entry.sequence = sequence
+            overlay[key] = .some(entry)
         }
+    }
+
+    /// Applies a decoded index line: the last line for an ID wins.
+    mutating func apply(_ line: IndexFile.Line) throws(SegmentDamage) {
+        switch line {
+        case .entry(let entry):
+            try set(DocumentID(entry.id), entry)
+        case .removal(let removal):
+            let key = DocumentID(removal.id)
+            try set(key, nil)
+            removals[key] = removal
+        }
+    }
+
+    /// Records the line of a removal the store itself committed (its number and time).
+    mutating func recordRemoval(_ removal: IndexFile.Removal) {
+        removals[DocumentID(removal.id)] = removal
     }
 
     /// Room for `count` entries in memory.
@@ -71,41 +104,110 @@ struct EntryTable {
         overlay.reserveCapacity(count)
     }
 
-    /// Every live entry, sorted by ID bytes.
-    func sorted() throws(SnapshotDamage) -> [IndexEntry] {
-        let memory = try changedEntries()
-        guard let snapshot else { return memory }
+    /// How many changes the tail holds (entries and removals).
+    var tailCount: Int { overlay.count }
+
+    /// Every live entry, sorted by ID bytes (all in memory: for small stores and tests).
+    func sorted() throws(SegmentDamage) -> [IndexEntry] {
         var result: [IndexEntry] = []
         result.reserveCapacity(count)
-        var next = 0
-        for ordinal in 0..<snapshot.count where !superseded.contains(ordinal) {
-            let entry = try snapshot.entry(at: ordinal)
-            while next < memory.count, UTF8Bytes.precedes(memory[next].id, entry.id) {
-                result.append(memory[next])
-                next += 1
-            }
+        try forEachLive { entry in
             result.append(entry)
+            return true
         }
-        result.append(contentsOf: memory[next...])
         return result
     }
 
-    /// The live entries of the log after the snapshot (added or changed since), sorted by ID bytes.
-    func changedEntries() throws(SnapshotDamage) -> [IndexEntry] {
+    /// Calls `body` with every live entry in ID byte order (a merge of the segments' and the
+    /// tail's), until it returns false; holds one cursor per segment, not the entries.
+    func forEachLive(_ body: (IndexEntry) throws(SegmentDamage) -> Bool) throws(SegmentDamage) {
+        let tail = try changedEntries()
+        var cursors = try segments.indices.map { (place) throws(SegmentDamage) in try Cursor(segments[place], masked: masked[place]) }
+        var next = 0
+        while true {
+            var best: Int?
+            for (index, cursor) in cursors.enumerated() where cursor.ordinal != nil {
+                if let current = best {
+                    if try cursor.precedes(cursors[current]) { best = index }
+                } else {
+                    best = index
+                }
+            }
+            if next < tail.count {
+                var tailFirst = true
+                if let best, let id = try cursors[best].id() { tailFirst = UTF8Bytes.precedes(tail[next].id, id) }
+                if tailFirst {
+                    guard try body(tail[next]) else { return }
+                    next += 1
+                    continue
+                }
+            }
+            guard let best else { return }
+            guard try body(try cursors[best].entry()) else { return }
+            try cursors[best].advance()
+        }
+    }
+
+    /// A segment's live documents in ordinal (ID) order.
+    private struct Cursor {
+        let segment: OpenSegment
+        let masked: Set<Int>
+        var ordinal: Int?
+
+        init(_ segment: OpenSegment, masked: Set<Int>) throws(SegmentDamage) {
+            self.segment = segment
+            self.masked = masked
+            ordinal = -1
+            try advance()
+        }
+
+        mutating func advance() throws(SegmentDamage) {
+            guard var at = ordinal else { return }
+            at += 1
+            while at < segment.mapped.count, segment.isDeleted(at) || masked.contains(at) { at += 1 }
+            ordinal = at < segment.mapped.count ? at : nil
+        }
+
+        func id() throws(SegmentDamage) -> String? {
+            guard let ordinal else { return nil }
+            return try segment.mapped.id(at: ordinal)
+        }
+
+        func entry() throws(SegmentDamage) -> IndexEntry {
+            try segment.mapped.entry(at: ordinal!)
+        }
+
+        func precedes(_ other: Cursor) throws(SegmentDamage) -> Bool {
+            guard let mine = ordinal, let theirs = other.ordinal else { return ordinal != nil }
+            return ValueOrder.compareBytes(try segment.mapped.idBytes(at: mine), try other.segment.mapped.idBytes(at: theirs)) < 0
+        }
+    }
+
+    /// The live entries of the log after the segments (added or changed since), sorted by ID bytes.
+    func changedEntries() throws(SegmentDamage) -> [IndexEntry] {
         var memory: [IndexEntry] = []
         memory.reserveCapacity(overlay.count)
         for case .some(let entry) in overlay.values { memory.append(entry) }
         return DocumentStore.sortedByID(memory)
     }
 
+    /// The removals of the tail, sorted by ID bytes (the tombstones a flush writes).
+    func tailRemovals() -> [IndexFile.Removal] {
+        var result: [IndexFile.Removal] = []
+        for (key, change) in overlay where change == nil {
+            result.append(removals[key] ?? IndexFile.Removal(id: key.rawValue))
+        }
+        return result.sorted { UTF8Bytes.precedes($0.id, $1.id) }
+    }
+
     /// The sum of the live documents' sizes.
-    func totalSize() throws(SnapshotDamage) -> Int {
+    func totalSize() throws(SegmentDamage) -> Int {
         var total = 0
         for case .some(let entry) in overlay.values { total += entry.size }
-        guard let snapshot else { return total }
-        // The snapshot's own total, less what the log after it superseded.
-        total += snapshot.reader.documentBytes
-        for ordinal in superseded { total -= try snapshot.entry(at: ordinal).size }
+        for (place, segment) in segments.enumerated() {
+            total += segment.liveBytes
+            for ordinal in masked[place] { total -= try segment.mapped.size(at: ordinal) }
+        }
         return total
     }
 }

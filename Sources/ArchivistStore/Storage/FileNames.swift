@@ -7,6 +7,10 @@
 /// DIR/docs/<bb>/<name>.json   one document per file; <bb> is a bucket of 256, from a hash of the ID
 /// DIR/journal.jsonl           IDs of the batch being written (present only during a write)
 /// DIR/archivist.lock          the writers' lock file (holds the writer's pid)
+/// DIR/segments/              derived: the query structures, immutable segment files
+///   manifest.json             which segments are live and how far into the log they reach
+///   NNNNNN.seg                a segment (`SegmentFile`, layout 4)
+///   NNNNNN-G.del              generation G of segment NNNNNN's deletions
 /// DIR/tmp/                    documents being written, before they are renamed into docs/
 /// DIR/quarantine/             unreadable files moved aside by `repair`
 /// DIR/<side file>.json        side files of the store's users (the schema names them)
@@ -16,8 +20,13 @@ public enum FileNames {
     public static let metadata = "archivist.json"
     /// The index file.
     public static let index = "index.jsonl"
-    /// The snapshot of the index's query structures (derived; rebuilt when missing or stale).
+    /// The snapshot of the index's query structures of formats 2 and 3 (replaced by `segments/`
+    /// in format 4: read, on a read-only mount, until the folder is migrated).
     public static let snapshot = "index.snapshot"
+    /// The folder of the segment files and their manifest (derived; rebuilt when missing or stale).
+    public static let segments = "segments"
+    /// The manifest of the live segments.
+    public static let manifest = "segments/manifest.json"
     /// The write-ahead list of IDs in the batch being written.
     public static let journal = "journal.jsonl"
     /// The lock file.

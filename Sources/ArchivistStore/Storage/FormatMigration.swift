@@ -6,7 +6,7 @@ public struct FormatMigration: Sendable, Equatable, CustomStringConvertible {
     public var to: Int
     /// The documents it holds (all kept).
     public var documents: Int
-    /// Whether a snapshot had to be built (false: one covering the whole log was already there).
+    /// Whether segments had to be built (false: ones covering the whole log were already there).
     public var builtSnapshot: Bool
 
     /// Creates a description of a migration.
@@ -17,10 +17,10 @@ public struct FormatMigration: Sendable, Equatable, CustomStringConvertible {
         self.builtSnapshot = builtSnapshot
     }
 
-    /// One line for people, e.g. "migrated from format 1 to 2: built index.snapshot of 41
-    /// documents; every document and index.jsonl kept as they were".
+    /// One line for people, e.g. "migrated from format 3 to 4: built segments/ of 41 documents;
+    /// every document and index.jsonl kept as they were".
     public var description: String {
-        let built = builtSnapshot ? "built \(FileNames.snapshot) of \(Plural.count(documents, "document"))" : "kept \(FileNames.snapshot)"
+        let built = builtSnapshot ? "built \(FileNames.segments)/ of \(Plural.count(documents, "document"))" : "kept \(FileNames.segments)/"
         return "migrated from format \(from) to \(to): \(built); every document and \(FileNames.index) kept as they were"
     }
 }

@@ -17,15 +17,21 @@ public struct IndexEntry: Sendable, Equatable {
     /// the projection, so `stats`, `get` and `put` stay fast and small. Queries load the fields
     /// when they need them (`DocumentStore.queryIndex(loading:)`).
     public var fields: FieldsReference
+    /// The sequence number of the change that made this entry (its index line's `seq`); 0 while
+    /// it has none (an entry not yet written, or read from a snapshot of before segments).
+    public var sequence: Int
 
     /// Creates an entry.
-    public init(id: String, hash: UInt64, size: Int, storedAt: Timestamp, updatedAt: Timestamp, fields: FieldsReference) {
+    public init(
+        id: String, hash: UInt64, size: Int, storedAt: Timestamp, updatedAt: Timestamp, fields: FieldsReference, sequence: Int = 0
+    ) {
         self.id = id
         self.hash = hash
         self.size = size
         self.storedAt = storedAt
         self.updatedAt = updatedAt
         self.fields = fields
+        self.sequence = sequence
     }
 
     /// Whether two entries describe the same document content (ID, hash and size).

@@ -20,7 +20,36 @@ struct IndexFile {
         /// The document's entry as of this line.
         case entry(IndexEntry)
         /// The ID was removed.
-        case removal(String)
+        case removal(Removal)
+
+        /// The ID the line is about.
+        var id: String {
+            switch self {
+            case .entry(let entry): return entry.id
+            case .removal(let removal): return removal.id
+            }
+        }
+
+        /// The line with its sequence number set.
+        func numbered(_ sequence: Int) -> Line {
+            switch self {
+            case .entry(var entry):
+                entry.sequence = sequence
+                return .entry(entry)
+            case .removal(var removal):
+                removal.sequence = sequence
+                return .removal(removal)
+            }
+        }
+    }
+
+    /// A removal line: the ID, its number, when, and the removed document's fields when the line
+    /// holds them (format 3 on).
+    struct Removal: Sendable, Equatable {
+        var id: String
+        var sequence = 0
+        var removedAt: Timestamp?
+        var fields: FieldsReference?
     }
 
     /// How far the file has been read: which file (its identity, which changes when the file is
@@ -249,7 +278,9 @@ extension IndexFile {
         guard members.valid, let id = members.id, !id.isEmpty else { return nil }
         let located = members.fields.map { FieldsReference.indexFile(offset: lineOffset + $0.lowerBound, length: $0.count) }
         if members.removed {
-            return FullLine(line: .removal(id), sequence: members.sequence, removedFields: located, removedAt: members.removedAt)
+            return FullLine(
+                line: .removal(Removal(id: id, removedAt: members.removedAt, fields: located)), sequence: members.sequence,
+                removedFields: located, removedAt: members.removedAt)
         }
         guard let hash = members.hash, let size = members.size, let storedAt = members.storedAt,
             let updatedAt = members.updatedAt
@@ -400,7 +431,7 @@ extension IndexFile {
                     } else {
                         sequence += 1
                     }
-                    each(line, sequence)
+                    each(line.numbered(sequence), sequence)
                     count += 1
                 }
             }
@@ -491,6 +522,47 @@ extension IndexFile {
         throw .io(path: path, operation: "read", message: "the file kept changing while it was read")
     }
 
+    /// Reads the complete lines after `position` in a chunk of about `limit` bytes (more when a
+    /// line is longer), handing them to `apply` and advancing `position`. Returns whether it read
+    /// any (false: the end); throws `Load.unreadable` on a line that is not an index line, and an
+    /// I/O error when the file was replaced since `position` was taken.
+    func readChunk(_ position: inout Position, limit: Int = 16 << 20, apply: (Line) -> Void) throws(StoreError) -> Result<Bool, Load> {
+        guard let status = try fileSystem.status(of: path) else { return .success(false) }
+        if let identity = position.identity, identity != status.identity {
+            throw .io(path: path, operation: "read", message: "the file was replaced while it was read")
+        }
+        position.identity = status.identity
+        var size = limit
+        while true {
+            guard let chunk = try fileSystem.contents(of: path, from: position.consumed, limit: size), !chunk.isEmpty else {
+                return .success(false)
+            }
+            switch Self.decodeLines(
+                chunk, baseOffset: position.consumed, firstLine: position.lines + 1, previousSequence: position.sequence,
+                each: { line, _ in apply(line) })
+            {
+            case .failure(let failure):
+                return .failure(failure)
+            case .success(let decoded):
+                if decoded.consumed == 0 {
+                    // A torn last line, or a line longer than the chunk.
+                    guard chunk.count == size else { return .success(false) }
+                    guard size < Self.maximumLineBytes else {
+                        return .failure(
+                            .unreadable(
+                                line: position.lines + 1, reason: "longer than \(Self.maximumLineBytes >> 20) MiB without a line end"))
+                    }
+                    size = min(size * 2, Self.maximumLineBytes)
+                    continue
+                }
+                position.lines += decoded.lines
+                position.consumed += decoded.consumed
+                position.sequence = decoded.sequence
+                return .success(true)
+            }
+        }
+    }
+
     /// Reads the lines appended since `position`, handing them to `apply`. Anything but plain
     /// growth by complete index lines is `.replaced`: the caller reads the file again.
     func follow(_ position: inout Position, apply: (Line) -> Void) throws(StoreError) -> Progress {
@@ -545,7 +617,26 @@ extension IndexFile {
                 throw .io(path: path, operation: "read", message: "the index changed while it was read")
             }
             return bytes
+        case .logLine:
+            return try fieldsBytes(ofLine: entry.sequence, id: entry.id)
         }
+    }
+
+    /// The projected fields of the line numbered `sequence`, which must be an entry of `id`: found
+    /// by a binary search over the file's offsets (its lines are in sequence order).
+    func fieldsBytes(ofLine sequence: Int, id: String) throws(StoreError) -> [UInt8] {
+        let end = try fileSystem.status(of: path)?.size ?? 0
+        let start = try offset(after: sequence - 1, end: end)
+        var found: Change?
+        _ = try readChanges(from: start, end: end, previous: start == 0 ? 0 : sequence - 1, since: sequence - 1) { change in
+            found = change
+            return false
+        }
+        guard let found, found.sequence == sequence, UTF8Bytes.equal(found.id, id), found.kind != .removed else {
+            throw .io(
+                path: path, operation: "read", message: "no entry of ID \(StoreError.quote(id)) numbered \(sequence) (the index changed)")
+        }
+        return found.fieldsJSON
     }
 
     /// What a rewrite of the file made: the new file's lines, and the highest sequence number of
@@ -568,7 +659,7 @@ extension IndexFile {
         // ascending, as the starts are); and the highest number of a removal line. The file is
         // read a chunk at a time (an unreadable one being rebuilt may be gigabytes of anything);
         // only a compaction, whose entries' fields are in it, keeps it whole.
-        let keepsOld = entries.contains { if case .indexFile = $0.fields { return true } else { return false } }
+        let keepsOld = entries.contains { if case .inline = $0.fields { return false } else { return true } }
         var old: [UInt8] = []
         var starts: [Int] = []
         var numbers: [Int] = []
@@ -619,6 +710,8 @@ extension IndexFile {
                     throw .io(path: path, operation: "read", message: "the index changed while it was rewritten")
                 }
                 placed.append((sequence, entry, Array(old[offset..<(offset + length)])))
+            case .logLine:
+                placed.append((entry.sequence, entry, try fieldsBytes(of: entry)))
             }
         }
         placed.sort { $0.sequence < $1.sequence }

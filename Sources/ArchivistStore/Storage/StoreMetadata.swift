@@ -1,10 +1,10 @@
 /// The contents of `archivist.json`: the format version and the projected fields (its grammar:
 /// `docs/FORMAT.md`, "archivist.json").
 public struct StoreMetadata: Sendable, Equatable {
-    /// The format version this build writes: 3, the folder whose index lines carry sequence
-    /// numbers (format 2 added the snapshot, `index.snapshot`); folders of formats 1 and 2 are
-    /// migrated when opened.
-    public static let currentFormat = 3
+    /// The format version this build writes: 4, the folder whose query structures are segments
+    /// (`segments/`; format 3's index lines carry sequence numbers, format 2 added the snapshot,
+    /// `index.snapshot`); folders of formats 1 to 3 are migrated when opened.
+    public static let currentFormat = 4
 
     /// The folder's format version.
     public var format: Int

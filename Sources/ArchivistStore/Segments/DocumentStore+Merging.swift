@@ -1,0 +1,93 @@
+/// Merging segments and building them again from the log, in memory that does not grow with the
+/// store (`docs/ARCHITECTURE.md`, "Merges").
+extension DocumentStore {
+    /// The merge policy of this store's options.
+    var mergePolicy: MergePolicy { MergePolicy(factor: options.mergeFactor, base: options.flushThreshold) }
+
+    /// Runs the merges the policy calls for, one after another (the lock held).
+    func mergeIfDue(_ state: inout State) throws(StoreError) {
+        var rounds = 0
+        while let numbers = mergePolicy.nextMerge(state.manifest?.segments ?? []), rounds < 64 {
+            try merge(numbers, &state)
+            rounds += 1
+        }
+    }
+
+    /// Merges the segments numbered `numbers` into one (none when nothing of them is live) and
+    /// installs the manifest that names it in their place (the lock held). The tail is left as it
+    /// is: what it supersedes of the inputs is left out of the merge, since its lines stay after
+    /// the segments' coverage.
+    func merge(_ numbers: [Int], _ state: inout State) throws(StoreError) {
+        guard var manifest = state.manifest else { return }
+        var inputs: [SegmentMerger.Input] = []
+        for number in numbers {
+            guard let place = state.entries.segments.firstIndex(where: { $0.record.number == number }) else { continue }
+            let segment = state.entries.segments[place]
+            var tombstones = OrdinalSet(capacity: segment.mapped.tombstoneCount, full: true)
+            for index in 0..<segment.mapped.tombstoneCount where segment.isDeleted(segment.mapped.count + index) {
+                tombstones.remove(index)
+            }
+            inputs.append(
+                SegmentMerger.Input(segment: segment, documents: segment.live(masking: state.entries.masked[place]), tombstones: tombstones)
+            )
+        }
+        guard !inputs.isEmpty else { return }
+        let merger = try table(try SegmentMerger(inputs, fileSystem: fileSystem, spillFolder: path(FileNames.temporary)))
+        let merged = Set(inputs.map(\.segment.record.number))
+        let position = manifest.segments.firstIndex { merged.contains($0.number) } ?? manifest.segments.count
+        manifest.segments.removeAll { merged.contains($0.number) }
+        if merger.documentCount > 0 || inputs.contains(where: { $0.tombstones.count > 0 }) {
+            let number = manifest.nextNumber
+            let projection = state.projection
+            let schemaHash = Self.schemaHash(projection: projection, textSearch: schema.textSearch)
+            var summary: SegmentMerger.Summary?
+            try fileSystem.createFolder(path(FileNames.temporary))
+            let written = try writeStreamed(to: FileNames.segments + "/" + Manifest.fileName(number: number)) {
+                (writer) throws(StoreError) in
+                summary = try merger.write(into: &writer, number: number, projection: projection, schemaHash: schemaHash)
+            }
+            guard let summary else { return }
+            let record = Manifest.Segment(
+                number: number, documents: summary.documents, tombstones: summary.tombstones, bytes: written.bytes,
+                firstSequence: summary.firstSequence, lastSequence: summary.lastSequence, footerHash: written.footerHash,
+                liveBytes: summary.documentBytes)
+            manifest.segments.insert(record, at: min(position, manifest.segments.count))
+            manifest.nextNumber = number + 1
+        }
+        try install(manifest, &state)
+    }
+
+    /// Builds the segments again from the log (the lock held): its lines are read a chunk at a
+    /// time into the tail, which is flushed into a segment each time it holds `bulkFlushThreshold`
+    /// changes, and merged as the policy says: the memory of one flush, whatever the log's size.
+    /// Used when the segments are missing, stale or damaged, and by migrations.
+    func rebuildSegments(_ state: inout State) throws(StoreError) {
+        try removeUnlistedSegmentFiles(keeping: nil)
+        state.manifest = nil
+        state.entries = EntryTable()
+        state.refusesSegments = false
+        var position = IndexFile.Position()
+        var damage: SegmentDamage?
+        while true {
+            var entries = state.entries
+            let read = try indexFile.readChunk(&position) { line in
+                do throws(SegmentDamage) { try entries.apply(line) } catch { damage = error }
+            }
+            state.entries = entries
+            if let damage { throw .damagedSnapshot(path: path(FileNames.segments), reason: damage.description) }
+            switch read {
+            case .failure(.unreadable(let line, let reason)):
+                throw .invalidFile(path: indexFile.path, reason: "line \(line): \(reason)")
+            case .failure:
+                throw .invalidFile(path: indexFile.path, reason: "unreadable")
+            case .success(let more):
+                state.index = position
+                if !more || state.entries.tailCount >= options.bulkFlushThreshold {
+                    try flush(&state)
+                    try mergeIfDue(&state)
+                }
+                if !more { return }
+            }
+        }
+    }
+}

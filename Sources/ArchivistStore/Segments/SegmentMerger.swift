@@ -1,0 +1,475 @@
+/// Writes one segment from several (a k-way merge, as LevelDB compacts sorted tables and Lucene
+/// merges segments): the live documents' IDs and entries in ID order, each field's dictionary
+/// rows in value order with their postings renumbered and merged, the text terms in byte order
+/// likewise, and the live tombstones. Nothing is parsed but the dictionary values that must be
+/// ordered against each other, and nothing is held per document but each input's map of its
+/// ordinals to the new ones (4 bytes a document) and the new ID filter (about 10 bits): postings
+/// stream into the new file, and the dictionary rows and values, which may be as many as the
+/// documents, wait in spill buffers (`tmp/`), not in memory.
+struct SegmentMerger {
+    /// One segment to merge, with what of it is live.
+    struct Input {
+        let segment: OpenSegment
+        /// Its live documents.
+        let documents: OrdinalSet
+        /// Its live tombstones (by index among its tombstones).
+        let tombstones: OrdinalSet
+    }
+
+    /// What a merge wrote.
+    struct Summary {
+        var documents: Int
+        var tombstones: Int
+        var documentBytes: Int
+        var firstSequence: Int
+        var lastSequence: Int
+    }
+
+    let inputs: [Input]
+    /// Each input's new ordinal of each of its old ones (`UInt32.max`: not carried over).
+    private let renumbering: [[UInt32]]
+    /// The documents of the new segment.
+    let documentCount: Int
+    /// Where spill files go, and the file system they are on.
+    private let fileSystem: any FileSystem
+    private let spillFolder: String
+
+    /// Plans a merge of `inputs`: the new ordinals, by a k-way merge of the live IDs.
+    init(_ inputs: [Input], fileSystem: any FileSystem, spillFolder: String) throws(SegmentDamage) {
+        self.inputs = inputs
+        self.fileSystem = fileSystem
+        self.spillFolder = spillFolder
+        var renumbering = inputs.map { [UInt32](repeating: UInt32.max, count: $0.segment.mapped.count) }
+        var next: UInt32 = 0
+        try Self.forEachInOrder(
+            inputs.map(\.documents),
+            idBytes: { (input, ordinal) throws(SegmentDamage) in
+                try inputs[input].segment.mapped.idBytes(at: ordinal)
+            }
+        ) { input, ordinal in
+            renumbering[input][ordinal] = next
+            next += 1
+        }
+        self.renumbering = renumbering
+        documentCount = Int(next)
+    }
+
+    /// Calls `body` with each (input, ordinal) of the members of `sets`, in the byte order of
+    /// their IDs (`idBytes`); an ID in two inputs comes once per input (the caller's sets never
+    /// hold one twice: a live ID is in one place).
+    private static func forEachInOrder(
+        _ sets: [OrdinalSet], idBytes: (Int, Int) throws(SegmentDamage) -> UnsafeRawBufferPointer,
+        _ body: (Int, Int) throws(SegmentDamage) -> Void
+    ) throws(SegmentDamage) {
+        var cursors = sets.map { set -> Int? in Self.nextMember(set, after: -1) }
+        while true {
+            var best: Int?
+            for (input, cursor) in cursors.enumerated() {
+                guard let ordinal = cursor else { continue }
+                if let current = best, let other = cursors[current] {
+                    if ValueOrder.compareBytes(try idBytes(input, ordinal), try idBytes(current, other)) < 0 { best = input }
+                } else {
+                    best = input
+                }
+            }
+            guard let input = best, let ordinal = cursors[input] else { return }
+            try body(input, ordinal)
+            cursors[input] = Self.nextMember(sets[input], after: ordinal)
+        }
+    }
+
+    /// The first member of `set` above `ordinal`.
+    private static func nextMember(_ set: OrdinalSet, after ordinal: Int) -> Int? {
+        var at = ordinal + 1
+        while at < set.capacity {
+            let word = set.words[at >> 6] >> UInt64(at & 63)
+            if word != 0 { return at + word.trailingZeroBitCount }
+            at = (at | 63) + 1
+        }
+        return nil
+    }
+
+    /// Writes the new segment, numbered `number`, to `writer`.
+    func write(
+        into writer: inout SegmentWriter, number: Int, projection: Projection, schemaHash: UInt64
+    ) throws(StoreError) -> Summary {
+        let mapped = inputs.map(\.segment.mapped)
+        var summary = Summary(documents: documentCount, tombstones: 0, documentBytes: 0, firstSequence: Int.max, lastSequence: 0)
+        var filter = IDFilter.Builder(count: documentCount + inputs.reduce(0) { $0 + $1.tombstones.count })
+        let idBytes = { (input: Int, ordinal: Int) throws(SegmentDamage) -> UnsafeRawBufferPointer in
+            try mapped[input].idBytes(at: ordinal)
+        }
+        // IDs: the offsets, then the bytes, each a pass of the k-way merge.
+        var idOffset: UInt64 = 0
+        try stream(
+            .idOffsets, into: &writer, sets: inputs.map(\.documents), idBytes: idBytes,
+            closing: { chunk in
+                chunk.append(idOffset)
+            }
+        ) { (input, ordinal, chunk) throws(SegmentDamage) in
+            chunk.append(idOffset)
+            let id = try idBytes(input, ordinal)
+            idOffset += UInt64(id.count)
+            filter.insert(IDFilter.hash(id))
+        }
+        try stream(.idHeap, into: &writer, sets: inputs.map(\.documents), idBytes: idBytes) {
+            (input, ordinal, chunk) throws(SegmentDamage) in
+            chunk.append(contentsOf: try idBytes(input, ordinal))
+        }
+        try stream(.entries, into: &writer, sets: inputs.map(\.documents), idBytes: idBytes) {
+            (input, ordinal, chunk) throws(SegmentDamage) in
+            let row = try mapped[input].entryRowBytes(at: ordinal)
+            chunk.append(contentsOf: row)
+            let reader = BinaryReader(buffer: row)
+            summary.documentBytes += Int(reader.uint64(at: 8) ?? 0)
+            let sequence = Int(reader.uint64(at: 32) ?? 0)
+            summary.firstSequence = min(summary.firstSequence, sequence)
+            summary.lastSequence = max(summary.lastSequence, sequence)
+        }
+        try writer.add(.fieldNames, Array(projection.paths.joined(separator: "\n").utf8))
+        // Tombstones: offsets, bytes and rows, each a pass.
+        let tombstoneSets = inputs.map(\.tombstones)
+        let tombstoneIDs = { (input: Int, index: Int) throws(SegmentDamage) -> UnsafeRawBufferPointer in
+            try mapped[input].tombstoneIDBytes(at: index)
+        }
+        var tombstoneOffset: UInt64 = 0
+        try stream(
+            .tombstoneOffsets, into: &writer, sets: tombstoneSets, idBytes: tombstoneIDs,
+            closing: { chunk in
+                chunk.append(tombstoneOffset)
+            }
+        ) { (input, index, chunk) throws(SegmentDamage) in
+            chunk.append(tombstoneOffset)
+            let id = try tombstoneIDs(input, index)
+            tombstoneOffset += UInt64(id.count)
+            filter.insert(IDFilter.hash(id))
+            summary.tombstones += 1
+        }
+        try stream(.tombstoneHeap, into: &writer, sets: tombstoneSets, idBytes: tombstoneIDs) {
+            (input, index, chunk) throws(SegmentDamage) in
+            chunk.append(contentsOf: try tombstoneIDs(input, index))
+        }
+        try stream(.tombstoneRows, into: &writer, sets: tombstoneSets, idBytes: tombstoneIDs) {
+            (input, index, chunk) throws(SegmentDamage) in
+            let tombstone = try mapped[input].tombstone(at: index)
+            SegmentBuilder.appendTombstoneRow(tombstone, to: &chunk)
+            summary.firstSequence = min(summary.firstSequence, tombstone.sequence)
+            summary.lastSequence = max(summary.lastSequence, tombstone.sequence)
+        }
+        try writer.add(.idFilter, filter.bytes)
+        for (number, path) in projection.paths.enumerated() {
+            try mergeField(path, number: UInt32(number), into: &writer)
+        }
+        try mergeText(into: &writer)
+        if summary.firstSequence == Int.max { summary.firstSequence = 0 }
+        try writer.finish(
+            documentCount: documentCount, documentBytes: summary.documentBytes,
+            coverage: SegmentFile.Coverage(
+                identity: UInt64(number), offset: summary.firstSequence, lines: summary.tombstones, tailHash: 0,
+                sequence: summary.lastSequence),
+            schemaHash: schemaHash, createdAt: .now())
+        return summary
+    }
+
+    /// Writes a section of one item per member of `sets` in ID order, `each` appending an
+    /// item's bytes; `closing` appends what follows the last.
+    private func stream(
+        _ kind: SegmentFile.SectionKind, into writer: inout SegmentWriter, sets: [OrdinalSet],
+        idBytes: (Int, Int) throws(SegmentDamage) -> UnsafeRawBufferPointer, closing: ((inout BinaryWriter) -> Void)? = nil,
+        _ each: (Int, Int, inout BinaryWriter) throws(SegmentDamage) -> Void
+    ) throws(StoreError) {
+        try writer.begin(kind)
+        var chunk = BinaryWriter(capacity: 1 << 16)
+        var failure: StoreError?
+        do throws(SegmentDamage) {
+            try Self.forEachInOrder(sets, idBytes: idBytes) { (input, ordinal) throws(SegmentDamage) in
+                try each(input, ordinal, &chunk)
+                if chunk.bytes.count >= 1 << 16 {
+                    do throws(StoreError) {
+                        try writer.append(chunk)
+                    } catch {
+                        failure = error
+                        throw SegmentDamage.unreadable("the merge's output failed")
+                    }
+                    chunk = BinaryWriter(capacity: 1 << 16)
+                }
+            }
+        } catch {
+            if let failure { throw failure }
+            throw .damagedSnapshot(path: FileNames.segments, reason: error.description)
+        }
+        closing?(&chunk)
+        try writer.append(chunk)
+        try writer.end()
+    }
+
+    // MARK: Fields
+
+    /// A cursor over one input's dictionary rows of a field.
+    private struct RowCursor {
+        let input: Int
+        let field: SegmentField
+        var index = 0
+        var row: SegmentField.Row?
+        var key: SortableKey?
+        var value: JSONValue?
+
+        init(input: Int, field: SegmentField) throws(SegmentDamage) {
+            self.input = input
+            self.field = field
+            try load()
+        }
+
+        mutating func load() throws(SegmentDamage) {
+            guard index < field.rowCount else {
+                row = nil
+                key = nil
+                value = nil
+                return
+            }
+            let row = try field.row(index)
+            self.row = row
+            value = try field.value(of: row)
+            key = SortableKey(row.isMissing ? nil : value, ordinal: 0)
+        }
+
+        mutating func advance() throws(SegmentDamage) {
+            index += 1
+            try load()
+        }
+    }
+
+    /// Merges one field's dictionaries: the rows of equal sort keys from every input, grouped by
+    /// spelling (the documents without the field together), each group one row whose postings are
+    /// its members' renumbered and merged, the groups of a tie in the order a build gives them
+    /// (the documents without the field first, then by first document).
+    private func mergeField(_ path: String, number: UInt32, into writer: inout SegmentWriter) throws(StoreError) {
+        var cursors: [RowCursor] = []
+        var nested = false
+        var arrays = false
+        for (input, item) in inputs.enumerated() {
+            guard let field = try damage({ () throws(SegmentDamage) in try item.segment.mapped.field(path) }) else {
+                throw .damagedSnapshot(path: FileNames.segments, reason: "segment \(item.segment.record.number) has no field \(path)")
+            }
+            nested = nested || field.hasNestedArrays
+            arrays = arrays || field.isArrayValued
+            cursors.append(try damage { () throws(SegmentDamage) in try RowCursor(input: input, field: field) })
+        }
+        let rows = SpillBuffer(fileSystem: fileSystem, path: spillFolder + "/merge-rows.spill")
+        let heap = SpillBuffer(fileSystem: fileSystem, path: spillFolder + "/merge-heap.spill")
+        var rowCount = 0
+        var postingCount = 0
+        var heapBytes = 0
+        try writer.begin(.postings, field: number)
+        while true {
+            // The smallest key among the cursors, then every row that ties with it.
+            var smallest: SortableKey?
+            for cursor in cursors {
+                guard let key = cursor.key else { continue }
+                if smallest == nil || key < smallest! { smallest = key }
+            }
+            guard let smallest else { break }
+            struct Group {
+                var members: [(input: Int, row: SegmentField.Row, value: JSONValue?)]
+                var spelling: DocumentID?
+                var isMissing: Bool
+                var ordinals: [UInt32] = []
+            }
+            var groups: [Group] = []
+            for position in cursors.indices {
+                while let key = cursors[position].key, !(smallest < key), let row = cursors[position].row {
+                    let value = cursors[position].value
+                    let spelling = row.isMissing ? nil : value.map(SegmentBuilder.spelling)
+                    if let at = groups.firstIndex(where: { $0.isMissing == row.isMissing && $0.spelling == spelling }) {
+                        groups[at].members.append((cursors[position].input, row, value))
+                    } else {
+                        groups.append(Group(members: [(cursors[position].input, row, value)], spelling: spelling, isMissing: row.isMissing))
+                    }
+                    try damage { () throws(SegmentDamage) in try cursors[position].advance() }
+                }
+            }
+            for index in groups.indices {
+                groups[index].ordinals = try damage { () throws(SegmentDamage) in
+                    try self.mergedPostings(groups[index].members.map { (cursors[$0.input].field, $0.row, $0.input) })
+                }
+            }
+            groups.removeAll { $0.ordinals.isEmpty }
+            groups.sort { a, b in a.isMissing != b.isMissing ? a.isMissing : a.ordinals[0] < b.ordinals[0] }
+            for (position, group) in groups.enumerated() {
+                let first = group.members[0]
+                let field = cursors[first.input].field
+                var flags = first.row.flags & ~SegmentBuilder.RowFlag.tiesWithPrevious
+                if position > 0 { flags |= SegmentBuilder.RowFlag.tiesWithPrevious }
+                let word: UInt64 =
+                    switch first.row.rank {
+                    case SortableKey.numberRank: first.row.number.bitPattern
+                    case SortableKey.dateRank: UInt64(bitPattern: first.row.instant)
+                    default: 0
+                    }
+                let value = Array(try damage { () throws(SegmentDamage) in try field.valueBytes(of: first.row) })
+                var row = BinaryWriter(capacity: SegmentBuilder.dictionaryRowSize)
+                row.append(UInt8(bitPattern: first.row.rank))
+                row.append(flags)
+                row.append(UInt8(0))
+                row.append(UInt8(0))
+                row.append(UInt32(group.ordinals.count))
+                row.append(word)
+                row.append(UInt64(postingCount))
+                row.append(UInt32(heapBytes))
+                row.append(UInt32(value.count))
+                try rows.append(row)
+                try heap.append(value)
+                heapBytes += value.count
+                var postings = BinaryWriter(capacity: group.ordinals.count * 4)
+                for ordinal in group.ordinals { postings.append(ordinal) }
+                try writer.append(postings)
+                postingCount += group.ordinals.count
+                rowCount += 1
+            }
+        }
+        try writer.end()
+        var trailer = BinaryWriter(capacity: 32)
+        trailer.append(
+            (nested ? SegmentBuilder.FieldFlag.nestedArrays : 0) | (arrays ? SegmentBuilder.FieldFlag.arrayValued : 0))
+        trailer.append(UInt64(rowCount))
+        trailer.append(UInt64(0))
+        trailer.append(UInt64(0))
+        try rows.append(trailer)
+        try writer.begin(.dictionary, field: number)
+        try rows.drain { (chunk) throws(StoreError) in try writer.append(chunk) }
+        try writer.end()
+        try writer.begin(.dictionaryHeap, field: number)
+        try heap.drain { (chunk) throws(StoreError) in try writer.append(chunk) }
+        try writer.end()
+    }
+
+    /// The renumbered postings of some rows (of several inputs), merged ascending; the ordinals
+    /// not carried over left out.
+    private func mergedPostings(_ members: [(field: SegmentField, row: SegmentField.Row, input: Int)]) throws(SegmentDamage) -> [UInt32] {
+        var lists: [[UInt32]] = []
+        for member in members {
+            let map = renumbering[member.input]
+            var list: [UInt32] = []
+            list.reserveCapacity(member.row.count)
+            for ordinal in try member.field.ordinals(of: member.row) where Int(ordinal) < map.count {
+                let mapped = map[Int(ordinal)]
+                if mapped != UInt32.max { list.append(mapped) }
+            }
+            lists.append(list)
+        }
+        if lists.count == 1 { return lists[0] }
+        return Self.mergeAscending(lists)
+    }
+
+    /// Ascending lists merged into one (each value once).
+    static func mergeAscending(_ lists: [[UInt32]]) -> [UInt32] {
+        var result: [UInt32] = []
+        result.reserveCapacity(lists.reduce(0) { $0 + $1.count })
+        var heads = [Int](repeating: 0, count: lists.count)
+        while true {
+            var best: Int?
+            for (list, head) in heads.enumerated() where head < lists[list].count {
+                if best == nil || lists[list][head] < lists[best!][heads[best!]] { best = list }
+            }
+            guard let list = best else { return result }
+            let value = lists[list][heads[list]]
+            if result.last != value { result.append(value) }
+            heads[list] += 1
+        }
+    }
+
+    // MARK: Text
+
+    /// Merges the text indexes: terms in byte order, each term's postings renumbered and merged.
+    private func mergeText(into writer: inout SegmentWriter) throws(StoreError) {
+        var texts: [SegmentText] = []
+        for input in inputs { texts.append(try damage { () throws(SegmentDamage) in try input.segment.mapped.text() }) }
+        var heads = [Int](repeating: 0, count: texts.count)
+        let rows = SpillBuffer(fileSystem: fileSystem, path: spillFolder + "/merge-terms.spill")
+        let heap = SpillBuffer(fileSystem: fileSystem, path: spillFolder + "/merge-term-heap.spill")
+        var postingCount = 0
+        var heapBytes = 0
+        try writer.begin(.textPostings)
+        while true {
+            // The terms point into the mapped inputs, which outlive the merge.
+            var smallest: UnsafeRawBufferPointer?
+            var current: [(input: Int, postings: UnsafeBufferPointer<SIMD2<UInt32>>)] = []
+            for (input, text) in texts.enumerated() where heads[input] < text.termCount {
+                let (term, postings) = try damage { () throws(SegmentDamage) in try text.term(at: heads[input]) }
+                let order = smallest.map { ValueOrder.compareBytes(term, $0) } ?? -1
+                if order < 0 {
+                    smallest = term
+                    current = [(input, postings)]
+                } else if order == 0 {
+                    current.append((input, postings))
+                }
+            }
+            guard let smallest else { break }
+            let term = Array(smallest)
+            var lists: [[SIMD2<UInt32>]] = []
+            for (input, postings) in current {
+                heads[input] += 1
+                let map = renumbering[input]
+                var list: [SIMD2<UInt32>] = []
+                list.reserveCapacity(postings.count)
+                for posting in postings where Int(posting[0]) < map.count {
+                    let mapped = map[Int(posting[0])]
+                    if mapped != UInt32.max { list.append(SIMD2(mapped, posting[1])) }
+                }
+                if !list.isEmpty { lists.append(list) }
+            }
+            let merged = lists.count == 1 ? lists[0] : Self.mergePostings(lists)
+            guard !merged.isEmpty else { continue }
+            var row = BinaryWriter(capacity: SegmentBuilder.termRowSize)
+            row.append(UInt32(heapBytes))
+            row.append(UInt32(term.count))
+            row.append(UInt32(postingCount))
+            row.append(UInt32(merged.count))
+            try rows.append(row)
+            try heap.append(term)
+            heapBytes += term.count
+            var bytes = BinaryWriter(capacity: merged.count * 8)
+            for posting in merged {
+                bytes.append(posting[0])
+                bytes.append(posting[1])
+            }
+            try writer.append(bytes)
+            postingCount += merged.count
+        }
+        try writer.end()
+        try writer.begin(.terms)
+        try rows.drain { (chunk) throws(StoreError) in try writer.append(chunk) }
+        try writer.end()
+        try writer.begin(.termHeap)
+        try heap.drain { (chunk) throws(StoreError) in try writer.append(chunk) }
+        try writer.end()
+    }
+
+    /// Lists of (ordinal, weight) ascending by ordinal merged into one.
+    static func mergePostings(_ lists: [[SIMD2<UInt32>]]) -> [SIMD2<UInt32>] {
+        var result: [SIMD2<UInt32>] = []
+        result.reserveCapacity(lists.reduce(0) { $0 + $1.count })
+        var heads = [Int](repeating: 0, count: lists.count)
+        while true {
+            var best: Int?
+            for (list, head) in heads.enumerated() where head < lists[list].count {
+                if best == nil || lists[list][head][0] < lists[best!][heads[best!]][0] { best = list }
+            }
+            guard let list = best else { return result }
+            result.append(lists[list][heads[list]])
+            heads[list] += 1
+        }
+    }
+
+    // MARK: Errors
+
+    /// Runs a read of the inputs, reporting damage as a store error (the merge then fails and
+    /// leaves the segments as they were).
+    private func damage<T>(_ body: () throws(SegmentDamage) -> T) throws(StoreError) -> T {
+        do {
+            return try body()
+        } catch {
+            throw .damagedSnapshot(path: FileNames.segments, reason: error.description)
+        }
+    }
+}

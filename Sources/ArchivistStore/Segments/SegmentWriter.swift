@@ -1,0 +1,174 @@
+/// Assembles a snapshot file: its sections, then the block checksums, the section table, the
+/// checksums of the block checksums' runs and the footer (`docs/FORMAT.md`, "index.snapshot";
+/// layouts 1 and 2 put the table before the block checksums and have no runs). The bytes go to a
+/// sink a block (4 KiB) at a time,
+/// so a section of any size can be streamed (`begin`, `append`, `end`) without being held whole.
+struct SegmentWriter {
+    /// Where the bytes go, in order.
+    typealias Sink = (_ bytes: [UInt8]) throws(StoreError) -> Void
+
+    private let sink: Sink
+    /// The layout version written, and its block size.
+    private let layout: UInt32
+    private let blockSize: Int
+    /// Bytes not yet given to the sink (at most a block of the open section, or padding).
+    private var pending = BinaryWriter()
+    /// Bytes given to the sink.
+    private var flushed = 0
+    private var sections: [SegmentFile.Section] = []
+    private var blockHashes: [UInt64] = []
+    /// The open section: its kind, field, offset and first block, and where its current block starts.
+    private var open: (kind: SegmentFile.SectionKind, field: UInt32, offset: Int, firstBlock: Int, blockStart: Int)?
+
+    /// A writer giving its bytes to `sink`, the file's leading magic first. Layouts 1 (1 MiB
+    /// blocks, no block size in the footer) and 2 (16 KiB blocks, one chain of checksum steps)
+    /// are written only by tests of reading old files.
+    init(layout: UInt32 = SegmentFile.version, sink: @escaping Sink) {
+        precondition((1...SegmentFile.version).contains(layout), "unknown snapshot layout \(layout)")
+        self.sink = sink
+        self.layout = layout
+        blockSize = SegmentFile.blockSize(writtenIn: layout)
+        pending.append(SegmentFile.magic)
+    }
+
+    /// The offset of the next byte in the file.
+    private var offset: Int { flushed + pending.bytes.count }
+
+    /// Adds a whole section.
+    mutating func add(_ kind: SegmentFile.SectionKind, field: UInt32 = SegmentFile.noField, _ body: [UInt8]) throws(StoreError) {
+        try begin(kind, field: field)
+        try append(body)
+        try end()
+    }
+
+    /// Starts a section (8-aligned); its bytes follow with `append`, and `end` closes it.
+    mutating func begin(_ kind: SegmentFile.SectionKind, field: UInt32 = SegmentFile.noField) throws(StoreError) {
+        precondition(open == nil, "a snapshot section is already open")
+        pending.align(to: 8)
+        try flush()
+        open = (kind, field, offset, blockHashes.count, offset)
+    }
+
+    /// Appends bytes to the open section; each full block is checksummed and written.
+    mutating func append(_ bytes: [UInt8]) throws(StoreError) {
+        guard var section = open else { preconditionFailure("no snapshot section is open") }
+        var start = 0
+        while start < bytes.count {
+            let room = blockSize - (offset - section.blockStart)
+            let end = min(bytes.count, start + room)
+            pending.append(contentsOf: bytes[start..<end])
+            start = end
+            if offset - section.blockStart == blockSize {
+                blockHashes.append(pending.bytes.withUnsafeBytes { WordHash.checksum(layout: layout, $0) })
+                try flush()
+                section.blockStart = offset
+            }
+        }
+        open = section
+    }
+
+    /// Appends the bytes of a binary writer to the open section.
+    mutating func append(_ writer: BinaryWriter) throws(StoreError) {
+        try append(writer.bytes)
+    }
+
+    /// Closes the open section: its last (partial) block is checksummed and written.
+    mutating func end() throws(StoreError) {
+        guard let section = open else { preconditionFailure("no snapshot section is open") }
+        if offset > section.blockStart {
+            blockHashes.append(pending.bytes.withUnsafeBytes { WordHash.checksum(layout: layout, $0) })
+        }
+        sections.append(
+            SegmentFile.Section(
+                kind: section.kind.rawValue, field: section.field, offset: section.offset, length: offset - section.offset,
+                firstBlock: section.firstBlock))
+        open = nil
+        try flush()
+    }
+
+    private mutating func flush() throws(StoreError) {
+        guard !pending.bytes.isEmpty else { return }
+        let bytes = pending.bytes
+        flushed += bytes.count
+        pending = BinaryWriter()
+        try sink(bytes)
+    }
+
+    /// Writes the block checksums, the table, the runs' checksums and the footer (layouts 1 and
+    /// 2: the table, the block checksums and the footer).
+    mutating func finish(
+        documentCount: Int, documentBytes: Int, coverage: SegmentFile.Coverage, schemaHash: UInt64,
+        createdAt: Timestamp
+    ) throws(StoreError) {
+        precondition(open == nil, "a snapshot section is still open")
+        pending.align(to: 8)
+        try flush()
+        var table = BinaryWriter()
+        for section in sections {
+            table.append(section.kind)
+            table.append(section.field)
+            table.append(UInt64(section.offset))
+            table.append(UInt64(section.length))
+            table.append(UInt64(section.firstBlock))
+        }
+        var hashes = BinaryWriter()
+        for hash in blockHashes { hashes.append(hash) }
+        let tableOffset: Int
+        let hashesOffset: Int
+        var tail = BinaryWriter()
+        if layout <= 2 {
+            tableOffset = offset
+            hashesOffset = tableOffset + table.bytes.count
+            tail.append(contentsOf: table.bytes)
+            tail.append(contentsOf: hashes.bytes)
+        } else {
+            // The block checksums come first, outside what the footer's checksum covers: an open
+            // checks the table and one checksum per run of them, and each run when it is first used.
+            hashesOffset = offset
+            pending = hashes
+            try flush()
+            tableOffset = offset
+            tail.append(contentsOf: table.bytes)
+            hashes.bytes.withUnsafeBytes { raw in
+                let runBytes = SegmentFile.hashesPerRun * 8
+                for start in stride(from: 0, to: raw.count, by: runBytes) {
+                    tail.append(WordHash.striped(UnsafeRawBufferPointer(rebasing: raw[start..<min(raw.count, start + runBytes)])))
+                }
+            }
+        }
+        let footerStart = tail.bytes.count
+        tail.append(SegmentFile.magic)
+        tail.append(layout)
+        tail.append(UInt32(sections.count))
+        tail.append(UInt64(tableOffset))
+        tail.append(UInt64(hashesOffset))
+        tail.append(UInt64(blockHashes.count))
+        tail.append(UInt64(documentCount))
+        tail.append(coverage.identity)
+        tail.append(UInt64(coverage.offset))
+        tail.append(UInt64(coverage.lines))
+        tail.append(coverage.tailHash)
+        tail.append(schemaHash)
+        tail.append(createdAt.milliseconds)
+        tail.append(UInt64(documentBytes))
+        tail.append(UInt64(layout == 1 ? 0 : blockSize))
+        tail.append(UInt64(coverage.sequence))
+        tail.append(tail.bytes.withUnsafeBytes { WordHash.checksum(layout: layout, $0) })
+        precondition(tail.bytes.count - footerStart == SegmentFile.footerSize)
+        pending = tail
+        try flush()
+    }
+}
+
+extension SegmentWriter {
+    /// The bytes of a snapshot assembled in memory by `body` (for small snapshots and tests).
+    static func bytes(
+        layout: UInt32 = SegmentFile.version, _ body: (inout SegmentWriter) throws(StoreError) -> Void
+    ) throws(StoreError) -> [UInt8] {
+        final class Buffer: @unchecked Sendable { var bytes: [UInt8] = [] }
+        let buffer = Buffer()
+        var writer = SegmentWriter(layout: layout) { (bytes) throws(StoreError) in buffer.bytes.append(contentsOf: bytes) }
+        try body(&writer)
+        return buffer.bytes
+    }
+}

@@ -1,0 +1,297 @@
+import Foundation
+
+/// `check`: every document read once and compared with the index, the log compared with the
+/// segments, and every block of every segment checked against its checksum, in memory that does
+/// not grow with the store (a look-up per document and per line, no table of either).
+extension DocumentStore {
+    /// Compares the documents with the index. Reads every document file.
+    ///
+    /// Never waits for a writer. While another process commits a batch, its documents may be in
+    /// place before their index lines: those named in its journal are not problems, and anything
+    /// found is confirmed by a second pass after picking up the writer's progress.
+    /// `progress`, when given, hears how many of the document buckets are read (of how many).
+    public func check(progress: ((_ done: Int, _ total: Int) -> Void)? = nil) throws(StoreError) -> [StoreProblem] {
+        try checkDocuments(progress: progress) + sideFileProblems()
+    }
+
+    private func checkDocuments(progress: ((Int, Int) -> Void)?) throws(StoreError) -> [StoreProblem] {
+        if let lock = try? fileSystem.lockExclusively(path(FileNames.lock), timeout: 0) {
+            defer { lock.release() }
+            return try withState(lockHeld: true) { (state: inout State) throws(StoreError) -> [StoreProblem] in
+                try self.refresh(&state, lockHeld: true)
+                return try self.checkLocked(&state, writerActive: false, progress: progress)
+            }
+        }
+        return try withState { (state: inout State) throws(StoreError) -> [StoreProblem] in
+            try self.refresh(&state)
+            let journalBefore = try self.journalIDs()
+            let first = try self.checkLocked(&state, writerActive: true, progress: progress)
+            if first.isEmpty { return [] }
+            try self.refresh(&state)
+            let inFlight = journalBefore.union(try self.journalIDs())
+            let second = try self.checkLocked(&state, writerActive: true)
+            return second.filter { problem in
+                first.contains { $0.kind == problem.kind && $0.file == problem.file }
+                    && !(problem.id.map { inFlight.contains(DocumentID($0)) } ?? false)
+            }
+        }
+    }
+
+    /// The IDs named in the journal of a batch being written (empty when there is none).
+    func journalIDs() throws(StoreError) -> Set<DocumentID> {
+        try journal.read() ?? []
+    }
+
+    /// Every problem of the folder as the state holds it.
+    func checkLocked(_ state: inout State, writerActive: Bool, progress: ((Int, Int) -> Void)? = nil) throws(StoreError) -> [StoreProblem] {
+        var problems = try logProblems(&state)
+        problems += try segmentProblems(&state)
+        problems += try documentProblems(&state, progress: progress)
+        let journalExists = try journal.exists
+        let temporaries = try fileSystem.entries(ofFolder: path(FileNames.temporary)) ?? []
+        if !writerActive && (journalExists || !temporaries.isEmpty) {
+            // No writer is at work: these are a crash's.
+            problems.append(
+                StoreProblem(
+                    kind: .unfinishedWrite, file: journalExists ? FileNames.journal : FileNames.temporary,
+                    id: nil,
+                    detail: "an interrupted write left \(journalExists ? "its journal" : Plural.count(temporaries.count, "temporary file"))"
+                ))
+        }
+        return problems.sorted { ($0.file, $0.kind.rawValue) < ($1.file, $1.kind.rawValue) }
+    }
+
+    // MARK: Documents
+
+    /// Reads every document (a bucket at a time, several files at once) and compares each with
+    /// its live entry; then, when fewer documents matched an entry than there are entries, finds
+    /// the entries whose file is missing.
+    private func documentProblems(_ state: inout State, progress: ((Int, Int) -> Void)?) throws(StoreError) -> [StoreProblem] {
+        var problems: [StoreProblem] = []
+        let entries = state.entries
+        let buckets = try documentBuckets()
+        var done = 0
+        var matched = 0
+        // Fields of tail entries are read from one mapping of the log, read ahead in order.
+        let log = try fileSystem.mappedContents(of: indexFile.path) ?? FileBytes([])
+        try scanDocuments(projection: state.projection, known: nil) { (_, files) throws(StoreError) in
+            for file in files {
+                switch file.content {
+                case .unreadable(let reason):
+                    problems.append(StoreProblem(kind: .unreadableDocument, file: file.file, id: nil, detail: reason))
+                case .missingID:
+                    problems.append(
+                        StoreProblem(kind: .missingID, file: file.file, id: nil, detail: "no _id (a non-empty string) in the document"))
+                case .misplaced(let id):
+                    problems.append(
+                        StoreProblem(
+                            kind: .misplacedDocument, file: file.file, id: id,
+                            detail: "_id \(StoreError.quote(id)) belongs in \(FileNames.documentPath(for: id))"))
+                case .document(let found):
+                    guard let known = try table(try entries.entry(DocumentID(found.id))) else {
+                        problems.append(StoreProblem(kind: .unindexedDocument, file: file.file, id: found.id, detail: "not in the index"))
+                        continue
+                    }
+                    matched += 1
+                    if known.hash != found.hash || known.size != found.size {
+                        problems.append(
+                            StoreProblem(
+                                kind: .changedDocument, file: file.file, id: found.id,
+                                detail:
+                                    "content differs from the index (hash \(FNV1a64.hex(found.hash)), size \(found.size); index has \(FNV1a64.hex(known.hash)), \(known.size))"
+                            ))
+                    } else if try fieldsDigest(known, log: log) != fieldsDigest(found, log: log) {
+                        problems.append(
+                            StoreProblem(
+                                kind: .changedDocument, file: file.file, id: found.id, detail: "projected fields in the index are stale"))
+                    }
+                }
+            }
+            done += 1
+            progress?(done, buckets.count)
+        }
+        if matched < entries.count {
+            // Some entries have no file: name them (a pass over the entries, a status each).
+            try table(
+                try entries.forEachLive { entry in
+                    if (try? self.fileSystem.status(of: self.path(entry.file))) ?? nil == nil {
+                        problems.append(
+                            StoreProblem(
+                                kind: .missingDocument, file: entry.file, id: entry.id,
+                                detail: "in the index as \(StoreError.quote(entry.id)) but the file is missing"))
+                    }
+                    return true
+                })
+        }
+        return problems
+    }
+
+    /// The digest of an entry's fields: a segment's records it; others are hashed from memory or
+    /// the log's mapping.
+    private func fieldsDigest(_ entry: IndexEntry, log: FileBytes) throws(StoreError) -> UInt64 {
+        switch entry.fields {
+        case .logLine(let digest):
+            return digest
+        case .indexFile(let offset, let length) where offset + length <= log.buffer.count:
+            return WordHash.striped(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(log.buffer)[offset..<(offset + length)]))
+        default:
+            return SegmentBuilder.fieldsDigest(try fieldsBytes(of: entry))
+        }
+    }
+
+    // MARK: The log
+
+    /// Reads every line of the log once: it must parse, and each line the segments cover must
+    /// agree with them (the last line of each ID is its live entry or tombstone there, and every
+    /// live record of the segments is such a line).
+    private func logProblems(_ state: inout State) throws(StoreError) -> [StoreProblem] {
+        guard let status = try fileSystem.status(of: indexFile.path) else { return [] }
+        let covered = state.manifest?.coverage.offset ?? 0
+        let segments = state.entries.segments
+        var problems: [StoreProblem] = []
+        var unreadable: StoreProblem?
+        var mismatch: String?
+        var matched = 0
+        var failure: StoreError?
+        _ = try indexFile.forEachLine(
+            end: status.size,
+            invalid: { line, reason in
+                unreadable = StoreProblem(kind: .unreadableIndex, file: FileNames.index, id: nil, detail: "line \(line): \(reason)")
+                return false
+            }
+        ) { line, bytes, sequence, offset in
+            guard mismatch == nil, !segments.isEmpty else { return true }
+            let isCovered = offset < covered
+            do throws(StoreError) {
+                guard let record = try self.record(of: line.id, in: segments) else {
+                    // Before the segments' coverage, every ID has a record (live or removed);
+                    // after it, the tail holds the changes.
+                    if isCovered { mismatch = "ID \(StoreError.quote(line.id)) (line seq \(sequence)) is in no segment" }
+                    return true
+                }
+                if record.sequence > sequence { return true }
+                if record.sequence < sequence {
+                    if isCovered {
+                        mismatch = "ID \(StoreError.quote(line.id)): the log has change \(sequence), the segments \(record.sequence)"
+                    }
+                    return true
+                }
+                matched += 1
+                if try !self.agrees(line, bytes, lineOffset: offset, record) {
+                    mismatch = "ID \(StoreError.quote(line.id)) (seq \(sequence)) differs from the log"
+                }
+            } catch {
+                failure = error
+                return false
+            }
+            return true
+        }
+        if let failure { throw failure }
+        if let unreadable { problems.append(unreadable) }
+        if let mismatch {
+            problems.append(Self.segmentProblem(FileNames.segments, mismatch))
+        } else if unreadable == nil, !segments.isEmpty {
+            let records = segments.reduce(0) { total, segment in
+                total + segment.liveDocuments + segment.record.tombstones - segment.record.deletedTombstones
+            }
+            if matched != records {
+                problems.append(
+                    Self.segmentProblem(
+                        FileNames.segments, "the segments hold \(Plural.count(records, "live record")), the log \(matched)"))
+            }
+        }
+        return problems
+    }
+
+    /// A live record of an ID in the segments (a document or a tombstone): its number and what
+    /// the log line must say.
+    private struct Record {
+        var sequence: Int
+        var entry: IndexEntry?
+        var tombstone: MappedSegment.Tombstone?
+    }
+
+    /// The live record of `id` in `segments`, or nil.
+    private func record(of id: String, in segments: [OpenSegment]) throws(StoreError) -> Record? {
+        var text = id
+        let hash = text.withUTF8 { IDFilter.hash(UnsafeRawBufferPointer($0)) }
+        for segment in segments.reversed() {
+            let mapped = segment.mapped
+            guard try table(try mapped.mayContain(idHash: hash)) else { continue }
+            if let ordinal = try table(try mapped.ordinal(of: id)), !segment.isDeleted(ordinal) {
+                let entry = try table(try mapped.entry(at: ordinal))
+                return Record(sequence: entry.sequence, entry: entry, tombstone: nil)
+            }
+            if let index = try table(try mapped.tombstoneIndex(of: id)), !segment.isDeleted(mapped.count + index) {
+                let tombstone = try table(try mapped.tombstone(at: index))
+                return Record(sequence: tombstone.sequence, entry: nil, tombstone: tombstone)
+            }
+        }
+        return nil
+    }
+
+    /// Whether a log line says what its record in the segments says.
+    private func agrees(
+        _ line: IndexFile.Line, _ bytes: UnsafeBufferPointer<UInt8>, lineOffset: Int, _ record: Record
+    ) throws(StoreError) -> Bool {
+        switch (line, record.entry, record.tombstone) {
+        case (.entry(let entry), let stored?, nil):
+            guard entry.hash == stored.hash, entry.size == stored.size, entry.storedAt == stored.storedAt,
+                entry.updatedAt == stored.updatedAt, case .logLine(let digest) = stored.fields
+            else { return false }
+            return Self.digest(of: entry.fields, in: bytes, lineOffset: lineOffset) == digest
+        case (.removal(let removal), nil, let tombstone?):
+            guard removal.removedAt ?? Timestamp(milliseconds: 0) == tombstone.removedAt else { return false }
+            return (removal.fields.map { Self.digest(of: $0, in: bytes, lineOffset: lineOffset) } ?? 0) == tombstone.fieldsDigest
+        default:
+            return false
+        }
+    }
+
+    /// The digest of a line's fields, located in the file by the line's decoding (the line's
+    /// bytes start at `lineOffset`).
+    private static func digest(of fields: FieldsReference, in bytes: UnsafeBufferPointer<UInt8>, lineOffset: Int) -> UInt64 {
+        switch fields {
+        case .inline(let inline): return SegmentBuilder.fieldsDigest(inline)
+        case .logLine(let digest): return digest
+        case .indexFile(let offset, let length):
+            let start = offset - lineOffset
+            guard start >= 0, start + length <= bytes.count else { return 0 }
+            return WordHash.striped(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(bytes)[start..<(start + length)]))
+        }
+    }
+
+    // MARK: Segments
+
+    /// What is wrong with the segment files: the manifest must decode and cover the log, each
+    /// segment must check block by block, and its deletes file must decode.
+    private func segmentProblems(_ state: inout State) throws(StoreError) -> [StoreProblem] {
+        guard options.usesSegments else { return [] }
+        switch try currentSegments(projection: state.projection) {
+        case .failure(.missing):
+            return []
+        case .failure(.unusable(let reason)):
+            if reason.hasPrefix("made of another index.jsonl") || reason.hasPrefix("index.jsonl differs") {
+                // Stale, not damaged: the store does not use them, and the next writer rebuilds them.
+                return []
+            }
+            return [Self.segmentProblem(FileNames.manifest, reason)]
+        case .success(let (_, segments)):
+            for segment in segments {
+                let file = FileNames.segments + "/" + segment.record.fileName
+                let filePath = path(file)
+                if let damage = try segment.mapped.reader.verifyAll(reading: { (offset, count) throws(StoreError) in
+                    try fileSystem.contents(of: filePath, from: offset, limit: count)
+                }) {
+                    return [Self.segmentProblem(file, damage.description)]
+                }
+            }
+            return []
+        }
+    }
+
+    /// A problem of the segments (derived data: `repair` builds them again from the log).
+    static func segmentProblem(_ file: String, _ detail: String) -> StoreProblem {
+        StoreProblem(kind: .damagedSnapshot, file: file, id: nil, detail: detail + " (derived data: repair builds them again)")
+    }
+}
