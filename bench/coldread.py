@@ -15,9 +15,9 @@ drops the clean pages of those files (said in the output: the folders' own block
 cached). Wall time and peak RSS (wait4) of the whole process; each command's ratio to tar's time
 of the same repetition.
 
-The repair case moves `index.jsonl`, `index.snapshot` and `archivist.json` aside, runs `repair`
-(which rebuilds the index from the documents), then puts the three files back, so the folder ends
-as it started.
+The repair case moves `index.jsonl`, `segments/` (or a format-3 `index.snapshot`) and
+`archivist.json` aside, runs `repair` (which rebuilds the index from the documents, then the
+segments from it), then puts them back, so the folder ends as it started.
 
 Usage:
   python3 bench/coldread.py --folder DIR              # an existing data folder (1M documents: ~5 GB)
@@ -74,9 +74,11 @@ def run_case(case, archivist, folder):
     if case == "repair":
         aside = folder / "bench-aside"
         aside.mkdir(exist_ok=True)
-        names = ["index.jsonl", "index.snapshot", "archivist.json"]
+        names = ["index.jsonl", "index.snapshot", "archivist.json", "segments"]
         for name in names:
-            if (folder / name).exists():
+            if (folder / name).is_dir():
+                shutil.move(str(folder / name), str(aside / name))
+            elif (folder / name).exists():
                 shutil.copy2(folder / name, aside / name)
         for name in ["index.jsonl", "index.snapshot"]:
             (folder / name).unlink(missing_ok=True)
@@ -84,6 +86,8 @@ def run_case(case, archivist, folder):
         try:
             return measure([str(archivist), "--data", str(folder), "repair", "--format", "jsonl"])
         finally:
+            if (folder / "segments").exists():
+                shutil.rmtree(folder / "segments")
             for name in names:
                 if (aside / name).exists():
                     os.replace(aside / name, folder / name)

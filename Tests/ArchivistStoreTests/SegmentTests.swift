@@ -683,6 +683,41 @@ struct SegmentFolderTests {
         try expectConsistent(reopened)
     }
 
+    @Test("a listing a page at a time, and the IDs of a prefix, walk the segments and the tail as one list in ID order")
+    func pagesAndPrefixes() throws {
+        let folder = TemporaryFolder()
+        let store = try Self.store(folder, flushThreshold: 0, mergeFactor: 1_000)
+        var all: [String] = []
+        for round in 0..<5 {
+            for n in 0..<40 {
+                let id = "p\(n % 7)-\(round)-\(n)"
+                try store.put(try json(#"{"n": \#(n)}"#), id: id)
+                all.append(id)
+            }
+            let removed = all[round * 13]
+            try store.remove([removed])
+            all.removeAll { $0 == removed }
+            if round < 4 { try store.merge() }
+        }
+        let expected = all.sorted { UTF8Bytes.precedes($0, $1) }
+        #expect(try store.entries().map(\.id) == expected)
+        for size in [1, 7, 64, 500] {
+            var paged: [String] = []
+            var last: String?
+            while true {
+                let page = try store.entries(after: last, limit: size).map(\.id)
+                paged += page
+                guard page.count == size, let end = page.last else { break }
+                last = end
+            }
+            #expect(paged == expected, "pages of \(size)")
+        }
+        for prefix in ["p3", "p3-2", "p", "q", "", "p6-4-4"] {
+            #expect(try store.ids(startingWith: prefix, limit: 1_000) == expected.filter { $0.hasPrefix(prefix) }, "\(prefix)")
+        }
+        #expect(try store.ids(startingWith: "p", limit: 5) == Array(expected.prefix(5)))
+    }
+
     @Test("flushes and merges keep the segments few: under the merge factor per size class")
     func mergesKeepSegmentsFew() throws {
         let folder = TemporaryFolder()

@@ -29,32 +29,63 @@ extension Command {
         // FILE first: a folder or a missing folder fails before any work, and a FIFO's reader is
         // waited for before the documents are read.
         let destination = try ExportDestination(path: invocation.value(.to), shell: shell, for: invocation)
-        let ids: [String]
+        let source: ExportedIDs
         do {
-            ids = try exportedIDs(invocation, store: store, shell: shell)
+            source = try ExportedIDs(invocation, store: store, shell: shell)
         } catch {
             destination.abandon()
             throw error
         }
-        let (written, failures) = write(ids, to: destination.sink, store: store, invocation: invocation, shell: shell)
+        let (written, failures) = write(source, to: destination.sink, store: store, invocation: invocation, shell: shell)
         if Interruption.isRequested {
             if let path = destination.path, !destination.isInPlace {
                 destination.abandon()
                 throw invocation.interrupted("interrupted; '\(path)' was not written")
             }
             destination.abandon()
-            throw invocation.interrupted("interrupted after \(written) of \(Plural.count(ids.count, "document"))")
+            throw invocation.interrupted("interrupted after \(written) of \(Plural.count(source.total, "document"))")
         }
         try destination.commit(for: invocation)
         if failures > 0 { throw ShellError.reported }
     }
 
-    /// The IDs `export` writes, in ID order: every document's, or those FILTER matches.
-    static func exportedIDs(_ invocation: Invocation<ExportOption>, store: DocumentStore, shell: Shell) throws -> [String] {
-        if invocation.positionals.isEmpty { return try store.entries().map(\.id) }
-        let result = try store.find(Query(filter: try parseFilter(invocation.positionalWords)))
-        noteScan(result.scannedPaths, shell: shell)
-        return result.ids
+    /// The IDs `export` writes, in ID order, a page at a time: every document's (read from the
+    /// store a page at a time, so a whole store is never listed in memory), or those FILTER matches.
+    final class ExportedIDs {
+        /// How many documents there are to write (as of the start).
+        let total: Int
+        private let store: DocumentStore
+        private let matches: [String]?
+        private var start = 0
+        private var last: String?
+        private var done = false
+
+        init(_ invocation: Invocation<ExportOption>, store: DocumentStore, shell: Shell) throws {
+            self.store = store
+            if invocation.positionals.isEmpty {
+                matches = nil
+                total = try store.count
+            } else {
+                let result = try store.find(Query(filter: try parseFilter(invocation.positionalWords)))
+                noteScan(result.scannedPaths, shell: shell)
+                matches = result.ids
+                total = result.ids.count
+            }
+        }
+
+        /// The next page of IDs (empty at the end).
+        func next(_ size: Int) throws -> [String] {
+            if let matches {
+                let page = Array(matches[min(start, matches.count)..<min(start + size, matches.count)])
+                start += page.count
+                return page
+            }
+            guard !done else { return [] }
+            let page = try store.entries(after: last, limit: size).map(\.id)
+            last = page.last ?? last
+            done = page.count < size
+            return page
+        }
     }
 
     /// How many documents `export` reads ahead at once.
@@ -64,22 +95,22 @@ extension Command {
     /// document removed since the query is skipped, and not counted as written. The documents
     /// are read a window at a time, several files at once, and written in order.
     static func write(
-        _ ids: [String], to sink: TextSink, store: DocumentStore, invocation: Invocation<ExportOption>,
+        _ source: ExportedIDs, to sink: TextSink, store: DocumentStore, invocation: Invocation<ExportOption>,
         shell: Shell
     ) -> (written: Int, failures: Int) {
         var failures = 0
         var written = 0
-        var start = 0
-        while start < ids.count, !Interruption.isRequested {
-            let window = Array(ids[start..<min(start + exportWindow, ids.count)])
-            start += window.count
+        while !Interruption.isRequested {
+            let window: [String]
             let lines: [Result<[UInt8]?, StoreError>]
             do {
+                window = try source.next(exportWindow)
+                if window.isEmpty { break }
                 lines = try store.compactDocuments(withIDs: window)
             } catch {
-                failures += window.count
+                failures += 1
                 shell.reportError(invocation.labelled(Shell.message(for: error)))
-                continue
+                break
             }
             for line in lines {
                 if Interruption.isRequested { break }

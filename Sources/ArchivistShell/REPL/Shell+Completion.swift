@@ -25,7 +25,7 @@ extension Shell {
         if command.name == "index" && words.count == 2 { return ["list", "add", "drop"] }
         if ["get", "remove", "put"].contains(command.name), words.count == 2 {
             // Those the typed start fits, at most 10,000 (capped after filtering, so any ID can be reached).
-            return Array(((try? store().entries()) ?? []).lazy.map(\.id).filter { $0.hasPrefix(current) }.prefix(10_000))
+            return (try? store().ids(startingWith: current, limit: 10_000)) ?? []
         }
         let previous = words.count >= 3 ? words[words.count - 2] : ""
         if command.name == "refresh" || (command.name == "searches" && previous == Command.SearchesOption.drop.name)

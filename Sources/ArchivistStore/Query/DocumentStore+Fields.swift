@@ -44,7 +44,14 @@ extension DocumentStore {
     func readColumns(_ paths: [String], of entries: [IndexEntry], index: IndexFile.Position) throws(StoreError) -> [String: [JSONValue?]] {
         let indexPath = path(FileNames.index)
         let needsFile = entries.contains { if case .indexFile = $0.fields { return true } else { return false } }
-        let file = needsFile ? try fileSystem.mappedContents(of: indexPath) ?? FileBytes([]) : FileBytes([])
+        // Read ahead when the entries are most of the file (the whole store); else only the
+        // pages the entries' lines are on (the tail, a flush).
+        let size = needsFile ? try fileSystem.status(of: indexPath)?.size ?? 0 : 0
+        let mostOfTheFile = entries.count * 512 > size / 2
+        let file =
+            needsFile
+            ? try (mostOfTheFile ? fileSystem.mappedContents(of: indexPath) : fileSystem.mappedContentsForRandomReads(of: indexPath))
+                ?? FileBytes([]) : FileBytes([])
         if needsFile {
             // Another process may have replaced the index since it was loaded.
             guard try fileSystem.status(of: indexPath)?.identity == index.identity, file.buffer.count >= index.consumed else {

@@ -40,6 +40,7 @@ extension DocumentStore {
         if let answer = try fromSegments(needed, { (segments) throws(SegmentDamage) in try self.segmentedFind(query, segments) }) {
             return answer
         }
+        if try startsFromSegments { return try scannedFind(query) }
         let index = try queryIndex(loading: needed)
         let missing = index.missingPaths(filter: query.filter, sort: query.sort)
         if missing.isEmpty {
@@ -79,6 +80,13 @@ extension DocumentStore {
             try self.segmentedCount(filter, segments)
         }
         if let counted { return (counted, []) }
+        if try startsFromSegments {
+            let projection = self.projection
+            let missing = needed.filter { $0 != "_id" && !projection.paths.contains($0) }.sorted()
+            var count = 0
+            try scanMatches(filter, reading: missing) { (_, _) throws(StoreError) in count += 1 }
+            return (count, missing)
+        }
         let index = try queryIndex(loading: QueryIndex.neededPaths(filter: filter, textSearch: schema.textSearch))
         let missing = index.missingPaths(filter: filter)
         if missing.isEmpty { return (index.matching(filter).count, []) }
@@ -97,6 +105,10 @@ extension DocumentStore {
             needed, { (segments) throws(SegmentDamage) in try self.segmentedFacet(path, matching: filter, segments) })
         {
             return (limit.map { Array(counts.prefix($0)) } ?? counts, [])
+        }
+        if try startsFromSegments {
+            let (counts, missing) = try scannedFacet(path, matching: filter)
+            return (limit.map { Array(counts.prefix($0)) } ?? counts, missing)
         }
         let index = try queryIndex(loading: needed)
         let filterMissing = index.missingPaths(filter: filter)

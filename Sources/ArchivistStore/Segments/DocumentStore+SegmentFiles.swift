@@ -242,8 +242,16 @@ extension DocumentStore {
         }
         let contents = SegmentBuilder.Contents(entries: entries, digests: digests, tombstones: tombstones)
         let index = state.index
+        // Every projected value of the flush read in one pass over its lines (a flush is bounded:
+        // its columns are), not one pass a field.
+        let all = try readColumns(state.projection.paths, of: entries, index: index)
         let columns: SegmentBuilder.Columns = { (paths, positions) throws(StoreError) in
-            try self.readColumns(paths, of: positions.count == entries.count ? entries : Array(entries[positions]), index: index)
+            var result: [String: [JSONValue?]] = [:]
+            for path in paths {
+                guard let column = all[path] else { continue }
+                result[path] = positions.count == column.count ? column : Array(column[positions])
+            }
+            return result
         }
         let schemaHash = Self.schemaHash(projection: state.projection, textSearch: schema.textSearch)
         let file = FileNames.segments + "/" + Manifest.fileName(number: number)
@@ -265,7 +273,7 @@ extension DocumentStore {
     /// mapping of it) or memory.
     func fieldsDigests(of entries: [IndexEntry], index: IndexFile.Position) throws(StoreError) -> [UInt64] {
         let needsFile = entries.contains { if case .indexFile = $0.fields { return true } else { return false } }
-        let log = needsFile ? try fileSystem.mappedContents(of: indexFile.path) ?? FileBytes([]) : FileBytes([])
+        let log = needsFile ? try fileSystem.mappedContentsForRandomReads(of: indexFile.path) ?? FileBytes([]) : FileBytes([])
         var digests: [UInt64] = []
         digests.reserveCapacity(entries.count)
         for entry in entries {

@@ -22,6 +22,8 @@ final class MappedSegment: Sendable {
     /// The ordinals of IDs a query answered with lately, so that reading those documents next
     /// (by ID) skips the binary search; a hint is used only when the ID at it is the one asked for.
     private let hints = Mutex<[String: Int]>([:])
+    /// Whether any hint was ever given (a look-up skips the hints' lock until one is).
+    private let hinted = Atomic<Bool>(false)
     /// How many hints are kept at most (then they are dropped and gathered again).
     static let hintLimit = 1024
 
@@ -100,6 +102,7 @@ final class MappedSegment: Sendable {
     func id(at ordinal: Int, hinted needed: Int) throws(SegmentDamage) -> String {
         let id = try id(at: ordinal)
         guard needed <= Self.hintLimit else { return id }
+        hinted.store(true, ordering: .relaxed)
         hints.withLock { hints in
             if hints.count >= Self.hintLimit { hints.removeAll(keepingCapacity: true) }
             hints[id] = ordinal
@@ -116,7 +119,7 @@ final class MappedSegment: Sendable {
 
     /// The ordinal of an ID (binary search over the IDs' bytes), or nil.
     func ordinal(of id: String) throws(SegmentDamage) -> Int? {
-        if let hint = hints.withLock({ $0[id] }), hint < count {
+        if hinted.load(ordering: .relaxed), let hint = hints.withLock({ $0[id] }), hint < count {
             var wanted = id
             let matches = wanted.withUTF8 { (raw) -> Result<Bool, SegmentDamage> in
                 do throws(SegmentDamage) {

@@ -33,6 +33,31 @@ struct SegmentMerger {
     /// Where spill files go, and the file system they are on.
     private let fileSystem: any FileSystem
     private let spillFolder: String
+    /// Steps taken since the inputs' mapped pages were last let go.
+    private let steps = StepCounter()
+
+    /// Counts a merge's steps (IDs, rows, terms) so that the inputs' pages are let go every so often.
+    private final class StepCounter: @unchecked Sendable {
+        var count = 0
+    }
+
+    /// How many steps between two drops of the inputs' resident pages.
+    static let stepsBetweenDrops = 32_768
+
+    /// Counts a step and, every `stepsBetweenDrops`, lets the pages of the inputs' mappings go
+    /// (they stay in the page cache): a merge reads each input once, front to back per section,
+    /// and what it has read would otherwise stay in its resident memory, the size of its inputs.
+    private func step(_ count: Int = 1) {
+        steps.count += count
+        guard steps.count >= Self.stepsBetweenDrops else { return }
+        dropInputPages()
+    }
+
+    /// Lets the pages of every input's mapping go.
+    private func dropInputPages() {
+        steps.count = 0
+        for input in inputs { input.segment.mapped.reader.file.dropResidentPages() }
+    }
 
     /// Plans a merge of `inputs`: the new ordinals, by a k-way merge of the live IDs.
     init(_ inputs: [Input], fileSystem: any FileSystem, spillFolder: String) throws(SegmentDamage) {
@@ -184,6 +209,7 @@ struct SegmentMerger {
         do throws(SegmentDamage) {
             try Self.forEachInOrder(sets, idBytes: idBytes) { (input, ordinal) throws(SegmentDamage) in
                 try each(input, ordinal, &chunk)
+                step()
                 if chunk.bytes.count >= 1 << 16 {
                     do throws(StoreError) {
                         try writer.append(chunk)
@@ -201,6 +227,7 @@ struct SegmentMerger {
         closing?(&chunk)
         try writer.append(chunk)
         try writer.end()
+        dropInputPages()
     }
 
     // MARK: Fields
@@ -325,6 +352,7 @@ struct SegmentMerger {
                 try writer.append(postings)
                 postingCount += group.ordinals.count
                 rowCount += 1
+                step(1 + group.ordinals.count / 64)
             }
         }
         try writer.end()
@@ -341,6 +369,7 @@ struct SegmentMerger {
         try writer.begin(.dictionaryHeap, field: number)
         try heap.drain { (chunk) throws(StoreError) in try writer.append(chunk) }
         try writer.end()
+        dropInputPages()
     }
 
     /// The renumbered postings of some rows (of several inputs), merged ascending; the ordinals
@@ -435,8 +464,10 @@ struct SegmentMerger {
             }
             try writer.append(bytes)
             postingCount += merged.count
+            step(1 + merged.count / 64)
         }
         try writer.end()
+        dropInputPages()
         try writer.begin(.terms)
         try rows.drain { (chunk) throws(StoreError) in try writer.append(chunk) }
         try writer.end()

@@ -48,6 +48,9 @@ final class SegmentReader: Sendable {
     private let runsOffset: Int
     private let blockCount: Int
     private let verified: Mutex<Verified>
+    /// Set once `verifyAll` has checked every block: reads then skip the lock of `verified`
+    /// (`check` reads a segment from many threads after checking it whole).
+    private let everyBlockChecked = Atomic<Bool>(false)
 
     /// The blocks and the runs of block checksums checked so far.
     private struct Verified {
@@ -197,6 +200,7 @@ final class SegmentReader: Sendable {
 
     /// Checks the blocks `first...last` of a section that are not checked yet.
     private func verify(_ section: SegmentFile.Section, from first: Int, through last: Int) throws(SegmentDamage) {
+        if everyBlockChecked.load(ordering: .acquiring) { return }
         // Most reads fall in blocks already checked: that answer costs a lock and no allocation.
         let base = section.firstBlock
         let allChecked = verified.withLock { done in
@@ -242,6 +246,7 @@ final class SegmentReader: Sendable {
                 }
             }
         }
+        everyBlockChecked.store(true, ordering: .releasing)
         return nil
     }
 }

@@ -44,8 +44,9 @@ extension DocumentStore {
 
     /// Every problem of the folder as the state holds it.
     func checkLocked(_ state: inout State, writerActive: Bool, progress: ((Int, Int) -> Void)? = nil) throws(StoreError) -> [StoreProblem] {
-        var problems = try logProblems(&state)
-        problems += try segmentProblems(&state)
+        // The segments' blocks first: every later read of them then skips its checksum's check.
+        var problems = try segmentProblems(&state)
+        problems += try logProblems(&state)
         problems += try documentProblems(&state, progress: progress)
         let journalExists = try journal.exists
         let temporaries = try fileSystem.entries(ofFolder: path(FileNames.temporary)) ?? []
@@ -72,40 +73,22 @@ extension DocumentStore {
         let buckets = try documentBuckets()
         var done = 0
         var matched = 0
-        // Fields of tail entries are read from one mapping of the log, read ahead in order.
-        let log = try fileSystem.mappedContents(of: indexFile.path) ?? FileBytes([])
+        // Fields of tail entries are read from one mapping of the log (the segments' entries
+        // carry a digest of theirs).
+        let log = try fileSystem.mappedContentsForRandomReads(of: indexFile.path) ?? FileBytes([])
         try scanDocuments(projection: state.projection, known: nil) { (_, files) throws(StoreError) in
-            for file in files {
-                switch file.content {
-                case .unreadable(let reason):
-                    problems.append(StoreProblem(kind: .unreadableDocument, file: file.file, id: nil, detail: reason))
-                case .missingID:
-                    problems.append(
-                        StoreProblem(kind: .missingID, file: file.file, id: nil, detail: "no _id (a non-empty string) in the document"))
-                case .misplaced(let id):
-                    problems.append(
-                        StoreProblem(
-                            kind: .misplacedDocument, file: file.file, id: id,
-                            detail: "_id \(StoreError.quote(id)) belongs in \(FileNames.documentPath(for: id))"))
-                case .document(let found):
-                    guard let known = try table(try entries.entry(DocumentID(found.id))) else {
-                        problems.append(StoreProblem(kind: .unindexedDocument, file: file.file, id: found.id, detail: "not in the index"))
-                        continue
-                    }
-                    matched += 1
-                    if known.hash != found.hash || known.size != found.size {
-                        problems.append(
-                            StoreProblem(
-                                kind: .changedDocument, file: file.file, id: found.id,
-                                detail:
-                                    "content differs from the index (hash \(FNV1a64.hex(found.hash)), size \(found.size); index has \(FNV1a64.hex(known.hash)), \(known.size))"
-                            ))
-                    } else if try fieldsDigest(known, log: log) != fieldsDigest(found, log: log) {
-                        problems.append(
-                            StoreProblem(
-                                kind: .changedDocument, file: file.file, id: found.id, detail: "projected fields in the index are stale"))
-                    }
+            // Each file compared with its entry on several threads (a look-up each).
+            let verdicts = ConcurrentReads.shared.map(files.count) { i -> Result<(StoreProblem?, Bool), StoreError> in
+                do throws(StoreError) {
+                    return .success(try self.examine(files[i], against: entries, log: log))
+                } catch {
+                    return .failure(error)
                 }
+            }
+            for verdict in verdicts {
+                let (problem, isMatched) = try verdict.get()
+                if let problem { problems.append(problem) }
+                if isMatched { matched += 1 }
             }
             done += 1
             progress?(done, buckets.count)
@@ -126,6 +109,42 @@ extension DocumentStore {
         return problems
     }
 
+    /// What is wrong with one scanned file, if anything, and whether it matched a live entry.
+    private func examine(_ file: ScannedFile, against entries: EntryTable, log: FileBytes) throws(StoreError) -> (StoreProblem?, Bool) {
+        switch file.content {
+        case .unreadable(let reason):
+            return (StoreProblem(kind: .unreadableDocument, file: file.file, id: nil, detail: reason), false)
+        case .missingID:
+            return (StoreProblem(kind: .missingID, file: file.file, id: nil, detail: "no _id (a non-empty string) in the document"), false)
+        case .misplaced(let id):
+            return (
+                StoreProblem(
+                    kind: .misplacedDocument, file: file.file, id: id,
+                    detail: "_id \(StoreError.quote(id)) belongs in \(FileNames.documentPath(for: id))"), false
+            )
+        case .document(let found):
+            guard let known = try table(try entries.entry(DocumentID(found.id))) else {
+                return (StoreProblem(kind: .unindexedDocument, file: file.file, id: found.id, detail: "not in the index"), false)
+            }
+            if known.hash != found.hash || known.size != found.size {
+                return (
+                    StoreProblem(
+                        kind: .changedDocument, file: file.file, id: found.id,
+                        detail:
+                            "content differs from the index (hash \(FNV1a64.hex(found.hash)), size \(found.size); index has \(FNV1a64.hex(known.hash)), \(known.size))"
+                    ), true
+                )
+            }
+            if try fieldsDigest(known, log: log) != fieldsDigest(found, log: log) {
+                return (
+                    StoreProblem(kind: .changedDocument, file: file.file, id: found.id, detail: "projected fields in the index are stale"),
+                    true
+                )
+            }
+            return (nil, true)
+        }
+    }
+
     /// The digest of an entry's fields: a segment's records it; others are hashed from memory or
     /// the log's mapping.
     private func fieldsDigest(_ entry: IndexEntry, log: FileBytes) throws(StoreError) -> UInt64 {
@@ -141,9 +160,26 @@ extension DocumentStore {
 
     // MARK: The log
 
+    /// What a log line says, as `check` compares it with the segments.
+    private struct LineFacts: Sendable {
+        var id: String
+        var sequence: Int
+        var isCovered: Bool
+        /// The entry a line holds (nil for a removal), its removal time, and its fields' digest.
+        var entry: IndexEntry?
+        var removedAt: Timestamp?
+        var fieldsDigest: UInt64
+    }
+
+    /// What one line's comparison found.
+    private enum LineVerdict: Sendable {
+        case matched, superseded, mismatch(String)
+    }
+
     /// Reads every line of the log once: it must parse, and each line the segments cover must
     /// agree with them (the last line of each ID is its live entry or tombstone there, and every
-    /// live record of the segments is such a line).
+    /// live record of the segments is such a line). The lines are compared a batch at a time on
+    /// several threads (a look-up each).
     private func logProblems(_ state: inout State) throws(StoreError) -> [StoreProblem] {
         guard let status = try fileSystem.status(of: indexFile.path) else { return [] }
         let covered = state.manifest?.coverage.offset ?? 0
@@ -153,6 +189,30 @@ extension DocumentStore {
         var mismatch: String?
         var matched = 0
         var failure: StoreError?
+        var batch: [LineFacts] = []
+        func judge() {
+            guard !batch.isEmpty, mismatch == nil, failure == nil else {
+                batch.removeAll(keepingCapacity: true)
+                return
+            }
+            let lines = batch
+            let verdicts = ConcurrentReads.shared.map(lines.count) { i -> Result<LineVerdict, StoreError> in
+                do throws(StoreError) {
+                    return .success(try self.judge(lines[i], in: segments))
+                } catch {
+                    return .failure(error)
+                }
+            }
+            for verdict in verdicts {
+                switch verdict {
+                case .success(.matched): matched += 1
+                case .success(.superseded): break
+                case .success(.mismatch(let why)): mismatch = mismatch ?? why
+                case .failure(let error): failure = failure ?? error
+                }
+            }
+            batch.removeAll(keepingCapacity: true)
+        }
         _ = try indexFile.forEachLine(
             end: status.size,
             invalid: { line, reason in
@@ -160,32 +220,21 @@ extension DocumentStore {
                 return false
             }
         ) { line, bytes, sequence, offset in
-            guard mismatch == nil, !segments.isEmpty else { return true }
-            let isCovered = offset < covered
-            do throws(StoreError) {
-                guard let record = try self.record(of: line.id, in: segments) else {
-                    // Before the segments' coverage, every ID has a record (live or removed);
-                    // after it, the tail holds the changes.
-                    if isCovered { mismatch = "ID \(StoreError.quote(line.id)) (line seq \(sequence)) is in no segment" }
-                    return true
-                }
-                if record.sequence > sequence { return true }
-                if record.sequence < sequence {
-                    if isCovered {
-                        mismatch = "ID \(StoreError.quote(line.id)): the log has change \(sequence), the segments \(record.sequence)"
-                    }
-                    return true
-                }
-                matched += 1
-                if try !self.agrees(line, bytes, lineOffset: offset, record) {
-                    mismatch = "ID \(StoreError.quote(line.id)) (seq \(sequence)) differs from the log"
-                }
-            } catch {
-                failure = error
-                return false
+            guard !segments.isEmpty, mismatch == nil, failure == nil else { return mismatch == nil && failure == nil }
+            var facts = LineFacts(id: line.id, sequence: sequence, isCovered: offset < covered, entry: nil, removedAt: nil, fieldsDigest: 0)
+            switch line {
+            case .entry(let entry):
+                facts.entry = entry
+                facts.fieldsDigest = Self.digest(of: entry.fields, in: bytes, lineOffset: offset)
+            case .removal(let removal):
+                facts.removedAt = removal.removedAt ?? Timestamp(milliseconds: 0)
+                facts.fieldsDigest = removal.fields.map { Self.digest(of: $0, in: bytes, lineOffset: offset) } ?? 0
             }
+            batch.append(facts)
+            if batch.count >= 16_384 { judge() }
             return true
         }
+        judge()
         if let failure { throw failure }
         if let unreadable { problems.append(unreadable) }
         if let mismatch {
@@ -201,6 +250,22 @@ extension DocumentStore {
             }
         }
         return problems
+    }
+
+    /// One line against its ID's record in the segments.
+    private func judge(_ line: LineFacts, in segments: [OpenSegment]) throws(StoreError) -> LineVerdict {
+        guard let record = try record(of: line.id, in: segments) else {
+            // Before the segments' coverage every ID has a record (live or removed); after it,
+            // the tail holds the changes.
+            return line.isCovered ? .mismatch("ID \(StoreError.quote(line.id)) (line seq \(line.sequence)) is in no segment") : .superseded
+        }
+        if record.sequence > line.sequence { return .superseded }
+        if record.sequence < line.sequence {
+            return line.isCovered
+                ? .mismatch("ID \(StoreError.quote(line.id)): the log has change \(line.sequence), the segments \(record.sequence)")
+                : .superseded
+        }
+        return agrees(line, record) ? .matched : .mismatch("ID \(StoreError.quote(line.id)) (seq \(line.sequence)) differs from the log")
     }
 
     /// A live record of an ID in the segments (a document or a tombstone): its number and what
@@ -231,18 +296,15 @@ extension DocumentStore {
     }
 
     /// Whether a log line says what its record in the segments says.
-    private func agrees(
-        _ line: IndexFile.Line, _ bytes: UnsafeBufferPointer<UInt8>, lineOffset: Int, _ record: Record
-    ) throws(StoreError) -> Bool {
-        switch (line, record.entry, record.tombstone) {
-        case (.entry(let entry), let stored?, nil):
+    private func agrees(_ line: LineFacts, _ record: Record) -> Bool {
+        switch (line.entry, record.entry, record.tombstone) {
+        case (let entry?, let stored?, nil):
             guard entry.hash == stored.hash, entry.size == stored.size, entry.storedAt == stored.storedAt,
                 entry.updatedAt == stored.updatedAt, case .logLine(let digest) = stored.fields
             else { return false }
-            return Self.digest(of: entry.fields, in: bytes, lineOffset: lineOffset) == digest
-        case (.removal(let removal), nil, let tombstone?):
-            guard removal.removedAt ?? Timestamp(milliseconds: 0) == tombstone.removedAt else { return false }
-            return (removal.fields.map { Self.digest(of: $0, in: bytes, lineOffset: lineOffset) } ?? 0) == tombstone.fieldsDigest
+            return line.fieldsDigest == digest
+        case (nil, nil, let tombstone?):
+            return line.removedAt == tombstone.removedAt && line.fieldsDigest == tombstone.fieldsDigest
         default:
             return false
         }
@@ -267,27 +329,34 @@ extension DocumentStore {
     /// segment must check block by block, and its deletes file must decode.
     private func segmentProblems(_ state: inout State) throws(StoreError) -> [StoreProblem] {
         guard options.usesSegments else { return [] }
-        switch try currentSegments(projection: state.projection) {
-        case .failure(.missing):
-            return []
-        case .failure(.unusable(let reason)):
-            if reason.hasPrefix("made of another index.jsonl") || reason.hasPrefix("index.jsonl differs") {
-                // Stale, not damaged: the store does not use them, and the next writer rebuilds them.
+        let segments: [OpenSegment]
+        if state.manifest != nil {
+            // The segments the state reads: checked whole, their later reads skip the checks.
+            segments = state.entries.segments
+        } else {
+            switch try currentSegments(projection: state.projection) {
+            case .failure(.missing):
                 return []
-            }
-            return [Self.segmentProblem(FileNames.manifest, reason)]
-        case .success(let (_, segments)):
-            for segment in segments {
-                let file = FileNames.segments + "/" + segment.record.fileName
-                let filePath = path(file)
-                if let damage = try segment.mapped.reader.verifyAll(reading: { (offset, count) throws(StoreError) in
-                    try fileSystem.contents(of: filePath, from: offset, limit: count)
-                }) {
-                    return [Self.segmentProblem(file, damage.description)]
+            case .failure(.unusable(let reason)):
+                if reason.hasPrefix("made of another index.jsonl") || reason.hasPrefix("index.jsonl differs") {
+                    // Stale, not damaged: the store does not use them, and the next writer rebuilds them.
+                    return []
                 }
+                return [Self.segmentProblem(FileNames.manifest, reason)]
+            case .success(let (_, opened)):
+                segments = opened
             }
-            return []
         }
+        for segment in segments {
+            let file = FileNames.segments + "/" + segment.record.fileName
+            let filePath = path(file)
+            if let damage = try segment.mapped.reader.verifyAll(reading: { (offset, count) throws(StoreError) in
+                try fileSystem.contents(of: filePath, from: offset, limit: count)
+            }) {
+                return [Self.segmentProblem(file, damage.description)]
+            }
+        }
+        return []
     }
 
     /// A problem of the segments (derived data: `repair` builds them again from the log).

@@ -213,6 +213,39 @@ public final class DocumentStore: Sendable {
         }
     }
 
+    /// The next `limit` live entries in ID byte order whose ID comes after `after` (from the first
+    /// when nil): a listing of the whole store a page at a time (`export`), each page costing a
+    /// binary search per segment, not the store.
+    public func entries(after: String?, limit: Int) throws(StoreError) -> [IndexEntry] {
+        try withState { (state: inout State) throws(StoreError) -> [IndexEntry] in
+            try self.refresh(&state)
+            var page: [IndexEntry] = []
+            page.reserveCapacity(min(limit, 65_536))
+            try self.table(
+                try state.entries.forEachLive(after: after) { entry in
+                    page.append(entry)
+                    return page.count < limit
+                })
+            return page
+        }
+    }
+
+    /// Up to `limit` live IDs that start with `prefix`, in byte order (Tab completion): a binary
+    /// search per segment, then a walk while the IDs share the prefix.
+    public func ids(startingWith prefix: String, limit: Int) throws(StoreError) -> [String] {
+        try withState { (state: inout State) throws(StoreError) -> [String] in
+            try self.refresh(&state)
+            var found: [String] = []
+            try self.table(
+                try state.entries.forEachLive(after: prefix, including: true) { entry in
+                    guard entry.id.utf8.starts(with: prefix.utf8) else { return false }
+                    found.append(entry.id)
+                    return found.count < limit
+                })
+            return found
+        }
+    }
+
     /// Every index entry, sorted by ID bytes.
     public func entries() throws(StoreError) -> [IndexEntry] {
         try withState { (state: inout State) throws(StoreError) -> [IndexEntry] in

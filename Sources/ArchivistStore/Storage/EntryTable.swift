@@ -119,10 +119,20 @@ struct EntryTable {
     }
 
     /// Calls `body` with every live entry in ID byte order (a merge of the segments' and the
-    /// tail's), until it returns false; holds one cursor per segment, not the entries.
-    func forEachLive(_ body: (IndexEntry) throws(SegmentDamage) -> Bool) throws(SegmentDamage) {
-        let tail = try changedEntries()
-        var cursors = try segments.indices.map { (place) throws(SegmentDamage) in try Cursor(segments[place], masked: masked[place]) }
+    /// tail's), until it returns false; holds one cursor per segment, not the entries. With
+    /// `after`, only the entries whose ID comes after it (or is it, when `including`).
+    func forEachLive(
+        after: String? = nil, including: Bool = false, _ body: (IndexEntry) throws(SegmentDamage) -> Bool
+    ) throws(SegmentDamage) {
+        var tail = try changedEntries()
+        if let after {
+            tail.removeAll { entry in
+                UTF8Bytes.precedes(entry.id, after) || (!including && !UTF8Bytes.precedes(after, entry.id))
+            }
+        }
+        var cursors = try segments.indices.map { (place) throws(SegmentDamage) in
+            try Cursor(segments[place], masked: masked[place], after: after, including: including)
+        }
         var next = 0
         while true {
             var best: Int?
@@ -154,10 +164,24 @@ struct EntryTable {
         let masked: Set<Int>
         var ordinal: Int?
 
-        init(_ segment: OpenSegment, masked: Set<Int>) throws(SegmentDamage) {
+        init(_ segment: OpenSegment, masked: Set<Int>, after: String? = nil, including: Bool = false) throws(SegmentDamage) {
             self.segment = segment
             self.masked = masked
             ordinal = -1
+            if let after {
+                // The last ordinal before where the listing starts: the cursor advances past it.
+                let wanted = Array(after.utf8)
+                var low = 0
+                var high = segment.mapped.count
+                while low < high {
+                    let mid = (low + high) / 2
+                    let candidate = try segment.mapped.idBytes(at: mid)
+                    let order = wanted.withUnsafeBytes { ValueOrder.compareBytes(candidate, $0) }
+                    if order < 0 || (order == 0 && !including) { low = mid + 1 } else { high = mid }
+                }
+                let lower = low
+                ordinal = lower - 1
+            }
             try advance()
         }
 

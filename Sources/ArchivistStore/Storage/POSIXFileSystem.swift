@@ -73,7 +73,7 @@ public struct POSIXFileSystem: FileSystem {
         _ = madvise(address, size, advice)
         let buffer = UnsafeBufferPointer(start: address.assumingMemoryBound(to: UInt8.self), count: size)
         nonisolated(unsafe) let mapped = address
-        return FileBytes(buffer: buffer) { munmap(mapped, size) }
+        return FileBytes(buffer: buffer, isMapped: true) { munmap(mapped, size) }
     }
 
     /// Reads at most `limit` bytes of a file from an offset.
