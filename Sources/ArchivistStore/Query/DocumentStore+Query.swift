@@ -48,28 +48,37 @@ extension DocumentStore {
             let ordered = index.order(matches, query: query)
             return QueryResult(ids: ordered.map { index.ids[Int($0)] }, total: matches.count, scannedPaths: [])
         }
-        // Read each document; keep only what ordering needs.
-        var matched: [(id: String, keys: [JSONValue?], score: Double)] = []
-        let terms = QueryIndex.textTerms(query.filter)
+        // Read each document; keep only what ordering needs, and the terms' weights (with how
+        // many documents hold each, for the ranking).
+        var matched: [(id: String, keys: [JSONValue?], weights: [String: Double])] = []
+        let terms = query.sort.isEmpty ? QueryIndex.textTerms(query.filter) : []
+        var statistics = Relevance.Statistics(documents: 0, frequencies: [:])
         for entry in index.entries {
             let id = entry.id
-            guard let document = try scannedDocument(entry), query.filter.matches(document, textSearch: schema.textSearch) else { continue }
-            let keys = query.sort.map { ValueOrder.sortKey(found: document.values(atPath: $0.path), descending: $0.isDescending) }
-            var score = 0.0
-            if query.sort.isEmpty, !terms.isEmpty {
+            guard let document = try scannedDocument(entry) else { continue }
+            var weights: [String: Double] = [:]
+            if !terms.isEmpty {
                 let words = schema.textSearch.words(of: document)
-                for term in Set(terms) { score += words.filter { $0.word == term }.reduce(0) { $0 + $1.weight } }
+                for term in Set(terms) {
+                    let weight = words.filter { $0.word == term }.reduce(0) { $0 + $1.weight }
+                    weights[term] = weight
+                    if weight > 0 { statistics.frequencies[term, default: 0] += 1 }
+                }
+                statistics.documents += 1
             }
-            matched.append((id, keys, score))
+            guard query.filter.matches(document, textSearch: schema.textSearch) else { continue }
+            let keys = query.sort.map { ValueOrder.sortKey(found: document.values(atPath: $0.path), descending: $0.isDescending) }
+            matched.append((id, keys, weights))
         }
-        let ordered = matched.enumerated().sorted { a, b in
+        let scores = matched.map { terms.isEmpty ? 0 : Relevance.score($0.weights, statistics) }
+        let ordered = matched.indices.sorted { a, b in
             for (k, key) in query.sort.enumerated() {
-                let c = ValueOrder.compareSortKeys(a.element.keys[k], b.element.keys[k])
+                let c = ValueOrder.compareSortKeys(matched[a].keys[k], matched[b].keys[k])
                 if c != 0 { return key.isDescending ? c > 0 : c < 0 }
             }
-            if a.element.score != b.element.score { return a.element.score > b.element.score }
-            return a.offset < b.offset
-        }.map(\.element.id)
+            if scores[a] != scores[b] { return scores[a] > scores[b] }
+            return a < b
+        }.map { matched[$0].id }
         return QueryResult(ids: query.window(ordered), total: ordered.count, scannedPaths: missing)
     }
 

@@ -52,19 +52,20 @@ extension DocumentStore {
         if !batch.isEmpty { try body(batch) }
     }
 
-    /// A document matching a scanned query: its ID, its sort keys and its relevance.
+    /// A document matching a scanned query: its ID, its sort keys and its terms' weights.
     struct ScannedMatch {
         var id: String
         var keys: [JSONValue?]
-        var score: Double
+        var weights: [String: Double]
     }
 
     /// Calls `each` with every live document matching `filter` (with its keys for `sort` and,
-    /// with `terms`, its relevance), a batch at a time; `documentsFor` are the paths to read from
-    /// the documents (the projection lacks them), or empty.
+    /// with `terms`, their weights in it), a batch at a time; `documentPaths` are the paths to
+    /// read from the documents (the projection lacks them), or empty. With `terms`, `statistics`
+    /// gathers how many of every live document hold each (for `Relevance`).
     func scanMatches(
-        _ filter: Filter, sort: [SortKey] = [], terms: [String] = [], reading documentPaths: [String],
-        each: (ScannedMatch, JSONValue?) throws(StoreError) -> Void
+        _ filter: Filter, sort: [SortKey] = [], terms: [String] = [], statistics: UnsafeMutablePointer<Relevance.Statistics>? = nil,
+        reading documentPaths: [String], each: (ScannedMatch, JSONValue?) throws(StoreError) -> Void
     ) throws(StoreError) {
         let projection = self.projection
         let needed = QueryIndex.neededPaths(filter: filter, sort: sort, textSearch: schema.textSearch).filter {
@@ -76,25 +77,30 @@ extension DocumentStore {
                 index.add(try self.readColumns(needed.sorted(), of: index.entries, index: IndexFile.Position()))
                 let columns = index.columns
                 let matches = index.matching(filter)
-                let scores = terms.isEmpty ? [] : index.scores(terms, of: matches)
-                for (position, ordinal) in matches.enumerated() {
+                if !terms.isEmpty { statistics?.pointee.add(index.relevanceStatistics(terms)) }
+                for ordinal in matches {
                     let keys = sort.map {
                         ValueOrder.sortKey(found: index.resolve($0.path, Int(ordinal), in: columns), descending: $0.isDescending)
                     }
-                    try each(ScannedMatch(id: index.ids[Int(ordinal)], keys: keys, score: terms.isEmpty ? 0 : scores[position]), nil)
+                    let weights = terms.isEmpty ? [:] : index.textWeights(terms, ordinal: Int(ordinal), in: columns) ?? [:]
+                    try each(ScannedMatch(id: index.ids[Int(ordinal)], keys: keys, weights: weights), nil)
                 }
             } else {
                 for entry in batch {
-                    guard let document = try self.scannedDocument(entry), filter.matches(document, textSearch: schema.textSearch) else {
-                        continue
-                    }
-                    let keys = sort.map { ValueOrder.sortKey(found: document.values(atPath: $0.path), descending: $0.isDescending) }
-                    var score = 0.0
+                    guard let document = try self.scannedDocument(entry) else { continue }
+                    var weights: [String: Double] = [:]
                     if !terms.isEmpty {
                         let words = schema.textSearch.words(of: document)
-                        for term in Set(terms) { score += words.filter { $0.word == term }.reduce(0) { $0 + $1.weight } }
+                        for term in Set(terms) {
+                            let weight = words.filter { $0.word == term }.reduce(0) { $0 + $1.weight }
+                            weights[term] = weight
+                            if weight > 0 { statistics?.pointee.frequencies[term, default: 0] += 1 }
+                        }
+                        statistics?.pointee.documents += 1
                     }
-                    try each(ScannedMatch(id: entry.id, keys: keys, score: score), document)
+                    guard filter.matches(document, textSearch: schema.textSearch) else { continue }
+                    let keys = sort.map { ValueOrder.sortKey(found: document.values(atPath: $0.path), descending: $0.isDescending) }
+                    try each(ScannedMatch(id: entry.id, keys: keys, weights: weights), document)
                 }
             }
         }
@@ -107,18 +113,22 @@ extension DocumentStore {
             .filter { $0 != "_id" && !projection.paths.contains($0) }.sorted()
         let terms = query.sort.isEmpty ? QueryIndex.textTerms(query.filter) : []
         var matched: [ScannedMatch] = []
-        try scanMatches(query.filter, sort: query.sort, terms: terms, reading: missing) { (match, _) throws(StoreError) in
-            matched.append(match)
+        var statistics = Relevance.Statistics(documents: 0, frequencies: [:])
+        try withUnsafeMutablePointer(to: &statistics) { (gathered) throws(StoreError) in
+            try scanMatches(query.filter, sort: query.sort, terms: terms, statistics: gathered, reading: missing) {
+                (match, _) throws(StoreError) in matched.append(match)
+            }
         }
-        matched.sort { a, b in
+        let scores = matched.map { terms.isEmpty ? 0 : Relevance.score($0.weights, statistics) }
+        let order = matched.indices.sorted { a, b in
             for (k, key) in query.sort.enumerated() {
-                let c = ValueOrder.compareSortKeys(a.keys[k], b.keys[k])
+                let c = ValueOrder.compareSortKeys(matched[a].keys[k], matched[b].keys[k])
                 if c != 0 { return key.isDescending ? c > 0 : c < 0 }
             }
-            if a.score != b.score { return a.score > b.score }
-            return UTF8Bytes.precedes(a.id, b.id)
+            if scores[a] != scores[b] { return scores[a] > scores[b] }
+            return UTF8Bytes.precedes(matched[a].id, matched[b].id)
         }
-        return QueryResult(ids: query.window(matched.map(\.id)), total: matched.count, scannedPaths: missing)
+        return QueryResult(ids: query.window(order.map { matched[$0].id }), total: matched.count, scannedPaths: missing)
     }
 
     /// Documents per value of a path among those matching a filter, by a scan.

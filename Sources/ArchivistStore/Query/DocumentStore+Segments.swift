@@ -113,18 +113,43 @@ extension DocumentStore {
         return Self.mergeLists(lists, needed: needed) { UTF8Bytes.precedes($0, $1) }
     }
 
-    /// The first `needed` matches by relevance (`TextRelevance`), ties by ID.
+    /// How many live documents of the segments and the tail hold each term (for `Relevance`).
+    func relevanceStatistics(_ terms: [String], _ segments: Segments) throws(SegmentDamage) -> Relevance.Statistics {
+        var statistics = segments.tail.relevanceStatistics(terms)
+        for searcher in segments.searchers {
+            let text = try searcher.snapshot.text()
+            var frequencies: [String: Int] = [:]
+            for term in Set(terms) {
+                let postings = try text.postings(of: term)
+                var holding = 0
+                for posting in postings where Int(posting[0]) < searcher.snapshot.count && searcher.live.contains(Int(posting[0])) {
+                    holding += 1
+                }
+                frequencies[term] = holding
+            }
+            statistics.add(Relevance.Statistics(documents: searcher.live.count, frequencies: frequencies))
+        }
+        return statistics
+    }
+
+    /// The first `needed` matches by relevance (`Relevance`, with the whole store's term
+    /// statistics), ties by ID.
     private func byRelevance(
         _ terms: [String], _ matches: [OrdinalSet], _ tailMatches: [Int32], _ segments: Segments, needed: Int
     ) throws(SegmentDamage) -> [String] {
+        let statistics = try relevanceStatistics(terms, segments)
+        let distinct = Set(terms).sorted()
         var lists: [[(id: String, score: Double)]] = []
         for (searcher, found) in zip(segments.searchers, matches) {
             let segment = searcher.snapshot
+            // Each match's score, summed term by term in `Relevance.score`'s order (bit for bit
+            // the same sum as the tail's and a scan's).
             var scores = [Double](repeating: 0, count: segment.count)
             let text = try segment.text()
-            for term in Set(terms) {
+            for term in distinct {
+                let inverse = statistics.inverseFrequency(of: term)
                 for posting in try text.postings(of: term) where Int(posting[0]) < segment.count && found.contains(Int(posting[0])) {
-                    scores[Int(posting[0])] += Double(SegmentText.weight(posting))
+                    scores[Int(posting[0])] += Double(SegmentText.weight(posting)) * inverse
                 }
             }
             var ranked: [(ordinal: Int, score: Double)] = []
@@ -137,7 +162,7 @@ extension DocumentStore {
             for item in ranked.prefix(needed) { first.append((try segment.id(at: item.ordinal, hinted: needed), item.score)) }
             lists.append(first)
         }
-        let tailScores = segments.tail.scores(terms, of: tailMatches)
+        let tailScores = segments.tail.scores(terms, of: tailMatches, statistics: statistics)
         var second = zip(tailMatches, tailScores).map { (id: segments.tail.ids[Int($0.0)], score: $0.1) }
         second.sort { $0.score != $1.score ? $0.score > $1.score : UTF8Bytes.precedes($0.id, $1.id) }
         lists.append(Array(second.prefix(needed)))

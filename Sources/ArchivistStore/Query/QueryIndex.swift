@@ -310,7 +310,7 @@ public final class QueryIndex: Sendable {
     public func order(_ matches: [Int32], query: Query) -> [Int32] {
         if query.sort.isEmpty {
             if case let terms = Self.textTerms(query.filter), !terms.isEmpty {
-                let scores = self.scores(terms, of: matches)
+                let scores = self.scores(terms, of: matches, statistics: relevanceStatistics(terms))
                 let order = matches.indices.sorted { scores[$0] != scores[$1] ? scores[$0] > scores[$1] : matches[$0] < matches[$1] }
                 return query.window(order.map { matches[$0] })
             }
@@ -345,18 +345,28 @@ public final class QueryIndex: Sendable {
         return query.window(order.map { matches[$0] })
     }
 
-    /// The relevance of each of `matches` for the terms (see `textScore`).
-    func scores(_ terms: [String], of matches: [Int32]) -> [Double] {
+    /// How many of this index's documents hold each term (for `Relevance`).
+    func relevanceStatistics(_ terms: [String]) -> Relevance.Statistics {
+        let index = text()
+        var frequencies: [String: Int] = [:]
+        for term in Set(terms) { frequencies[term] = index.postings(forAll: [term]).count }
+        return Relevance.Statistics(documents: count, frequencies: frequencies)
+    }
+
+    /// The relevance of each of `matches` for the terms (`Relevance`, with `statistics` of the
+    /// whole store).
+    func scores(_ terms: [String], of matches: [Int32], statistics: Relevance.Statistics) -> [Double] {
         let index = built.withLock { $0.textIndex }
         let columns = self.columns
         return matches.map { ordinal in
-            index.map { $0.score(terms, ordinal: ordinal) } ?? textScore(terms, ordinal: Int(ordinal), in: columns) ?? 0
+            let weights = index.map { $0.weights(terms, ordinal: ordinal) } ?? textWeights(terms, ordinal: Int(ordinal), in: columns) ?? [:]
+            return Relevance.score(weights, statistics)
         }
     }
 
-    /// A document's relevance for terms (the summed field weights of their occurrences), or nil
+    /// A document's weight for each term (the summed field weights of its occurrences), or nil
     /// when a term is missing: computed from its text, with a byte-level check first.
-    func textScore(_ terms: [String], ordinal: Int, in columns: [String: [JSONValue?]]) -> Double? {
+    func textWeights(_ terms: [String], ordinal: Int, in columns: [String: [JSONValue?]]) -> [String: Double]? {
         let fields = textSearch.fields.map {
             (texts: TextSearch.strings(in: .array(resolve($0.path, ordinal, in: columns))), weight: $0.weight)
         }
@@ -365,7 +375,7 @@ public final class QueryIndex: Sendable {
             let present = fields.contains { field in field.texts.contains { TextFolding.mayContain($0, folded: bytes) } }
             if !present { return nil }
         }
-        var score = 0.0
+        var weights: [String: Double] = [:]
         for term in Set(terms) {
             let bytes = Array(term.utf8)
             var weight = 0.0
@@ -373,9 +383,14 @@ public final class QueryIndex: Sendable {
                 for text in field.texts { weight += Double(TextFolding.occurrences(of: bytes, in: text)) * field.weight }
             }
             if weight == 0 { return nil }
-            score += weight
+            weights[term] = weight
         }
-        return score
+        return weights
+    }
+
+    /// Whether a document holds every term (see `textWeights`).
+    func textScore(_ terms: [String], ordinal: Int, in columns: [String: [JSONValue?]]) -> Double? {
+        textWeights(terms, ordinal: ordinal, in: columns).map { $0.values.reduce(0, +) }
     }
 
     /// The terms of the text searches a filter requires at its top level (for relevance).

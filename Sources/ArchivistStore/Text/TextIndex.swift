@@ -52,8 +52,11 @@ struct TextIndex {
         terms.allSatisfy { weight($0, ordinal: ordinal) != nil }
     }
 
-    /// Relevance: the summed field weights of each term's occurrences in the document.
-    func score(_ terms: [String], ordinal: Int32) -> Double {
-        Set(terms).reduce(0) { $0 + Double(weight($1, ordinal: ordinal) ?? 0) }
+    /// Each term's weight in the document: the summed field weights of its occurrences (see
+    /// `Relevance`).
+    func weights(_ terms: [String], ordinal: Int32) -> [String: Double] {
+        var weights: [String: Double] = [:]
+        for term in Set(terms) { weights[term] = Double(weight(term, ordinal: ordinal) ?? 0) }
+        return weights
     }
 }
