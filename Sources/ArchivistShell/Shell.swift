@@ -76,11 +76,18 @@ public final class Shell: @unchecked Sendable {
         openedStore = store
     }
 
-    /// Opens the store of a data folder, with the lock timeout of `ARCHIVIST_LOCK_TIMEOUT` (else 10 s);
-    /// a migration of the folder's format is noted on stderr.
+    /// Opens the store of a data folder, with the lock timeout of `ARCHIVIST_LOCK_TIMEOUT` (else 10 s)
+    /// and the flush threshold and merge factor of `ARCHIVIST_FLUSH_THRESHOLD` and
+    /// `ARCHIVIST_MERGE_FACTOR`; a migration of the folder's format is noted on stderr.
     func openStore(in folder: String) throws -> DocumentStore {
         let lockTimeout = try EnvironmentVariable.lockTimeout.seconds(in: environment) ?? 10
-        let store = try DocumentStore(folder: folder, schema: .nyt, options: .init(lockTimeout: lockTimeout))
+        var options = DocumentStore.Options(lockTimeout: lockTimeout)
+        if let threshold = try EnvironmentVariable.flushThreshold.count(in: environment, minimum: 1) {
+            options = DocumentStore.Options(
+                lockTimeout: lockTimeout, flushThreshold: threshold, bulkFlushThreshold: max(threshold, threshold * 8))
+        }
+        if let factor = try EnvironmentVariable.mergeFactor.count(in: environment, minimum: 2) { options.mergeFactor = factor }
+        let store = try DocumentStore(folder: folder, schema: .nyt, options: options)
         // Said by the one process that migrated the folder: every later open finds the new format.
         if let migration = store.migration { errors.line("note: \(folder): \(migration)") }
         return store

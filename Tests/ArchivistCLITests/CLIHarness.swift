@@ -212,7 +212,9 @@ final class Sandbox: Sendable {
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = (dataOption ? ["--data", data] : []) + arguments
         var childEnvironment = ProcessInfo.processInfo.environment
-        for name in ["ARCHIVIST_DATA", "ARCHIVIST_LOCK_TIMEOUT", "ARCHIVIST_BIN"] { childEnvironment[name] = nil }
+        for name in ["ARCHIVIST_DATA", "ARCHIVIST_LOCK_TIMEOUT", "ARCHIVIST_BIN", "ARCHIVIST_FLUSH_THRESHOLD", "ARCHIVIST_MERGE_FACTOR"] {
+            childEnvironment[name] = nil
+        }
         for (name, value) in environment { childEnvironment[name] = value }
         process.environment = childEnvironment
         if let currentDirectory { process.currentDirectoryURL = URL(fileURLWithPath: currentDirectory) }

@@ -25,6 +25,19 @@ struct EnvironmentVariableTests {
         #expect(!sandbox.exists(sandbox.data))
     }
 
+    @Test(
+        "a bad ARCHIVIST_FLUSH_THRESHOLD or ARCHIVIST_MERGE_FACTOR is a usage error naming it, and the data folder is not touched",
+        arguments: [
+            ("ARCHIVIST_FLUSH_THRESHOLD", "0", 1), ("ARCHIVIST_FLUSH_THRESHOLD", "many", 1), ("ARCHIVIST_FLUSH_THRESHOLD", "1.5", 1),
+            ("ARCHIVIST_MERGE_FACTOR", "1", 2), ("ARCHIVIST_MERGE_FACTOR", "-3", 2), ("ARCHIVIST_MERGE_FACTOR", "", 2),
+        ])
+    func badSegmentKnob(_ name: String, _ value: String, _ minimum: Int) throws {
+        let result = try sandbox.run(["put", "doc", "{}"], environment: [name: value])
+        #expect(result.status == 64, "\(result)")
+        #expect(result.stderrLines == ["error: \(name) takes a whole number of at least \(minimum), not '\(value)'"])
+        #expect(!sandbox.exists(sandbox.data))
+    }
+
     @Test("a number of seconds is a good ARCHIVIST_LOCK_TIMEOUT", arguments: ["0", "0.5", "2e1", "10"])
     func goodLockTimeout(_ value: String) throws {
         let result = try sandbox.run(["put", "doc", "{}"], environment: ["ARCHIVIST_LOCK_TIMEOUT": value])

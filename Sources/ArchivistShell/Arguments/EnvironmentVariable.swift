@@ -13,6 +13,11 @@ public enum EnvironmentVariable: String, CaseIterable, Sendable {
     case timeout = "ARCHIVIST_TIMEOUT"
     /// The interactive shell's history file.
     case history = "ARCHIVIST_HISTORY"
+    /// Changes after the segments before a writer writes them into a new one (default 4,096;
+    /// 32,768 during an import): a tuning knob, and what tests use to make small stores merge.
+    case flushThreshold = "ARCHIVIST_FLUSH_THRESHOLD"
+    /// Segments of one size class merged at a time (default 8).
+    case mergeFactor = "ARCHIVIST_MERGE_FACTOR"
 
     /// The variable's name: `ARCHIVIST_DATA`.
     public var name: String { rawValue }
@@ -24,6 +29,15 @@ public enum EnvironmentVariable: String, CaseIterable, Sendable {
             throw .usage("\(name) is empty; give \(self == .data ? "a folder" : "a file") or unset it", command: nil)
         }
         return text
+    }
+
+    /// The variable's value as a whole number of at least `minimum`: nil when it is unset.
+    public func count(in environment: Environment, minimum: Int) throws(ShellError) -> Int? {
+        guard let text = environment[name] else { return nil }
+        guard let value = Int(text), value >= minimum else {
+            throw .usage("\(name) takes a whole number of at least \(minimum), not '\(text)'", command: nil)
+        }
+        return value
     }
 
     /// The variable's value as seconds (a number, 0 or more): nil when it is unset.
