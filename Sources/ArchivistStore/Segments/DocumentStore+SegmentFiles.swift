@@ -122,9 +122,17 @@ extension DocumentStore {
     /// Starts the state from the current segments and the log lines after them; false (the state
     /// untouched) when there are no usable segments or the log after them cannot be followed.
     func loadFromSegments(_ state: inout State) throws(StoreError) -> Bool {
-        guard options.usesSegments, !state.refusesSegments,
-            case .success(let (manifest, segments)) = try currentSegments(projection: state.projection)
-        else { return false }
+        let opened = state.opened
+        state.opened = nil
+        guard options.usesSegments, !state.refusesSegments else { return false }
+        let manifest: Manifest
+        let segments: [OpenSegment]
+        if let opened {
+            (manifest, segments) = opened
+        } else {
+            guard case .success(let found) = try currentSegments(projection: state.projection) else { return false }
+            (manifest, segments) = found
+        }
         var entries = EntryTable(segments: segments)
         let coverage = manifest.coverage
         var position = IndexFile.Position(

@@ -42,7 +42,8 @@ extension DocumentStore {
             metadata.format = StoreMetadata.currentFormat
             try self.writeDurably(metadata.encoded(), to: FileNames.metadata)
             state.metadata = metadata
-            state.migration = FormatMigration(from: from, to: metadata.format, documents: state.entries.count, builtSnapshot: builds)
+            state.migration = FormatMigration(
+                from: from, to: metadata.format, documents: state.entries.count, builtSnapshot: builds || state.builtSegmentsAtOpen)
         }
     }
 }

@@ -76,6 +76,10 @@ public final class DocumentStore: Sendable {
         var lastFlushFailure: StoreError?
         /// What opening the store migrated.
         var migration: FormatMigration?
+        /// Whether this process built the segments from the log when it opened the store.
+        var builtSegmentsAtOpen = false
+        /// Segments just opened and found usable, for the load that follows (taken by it).
+        var opened: (Manifest, [OpenSegment])?
         var temporaryCounter = 0
 
         var projection: Projection { metadata.projection }
@@ -420,12 +424,18 @@ public final class DocumentStore: Sendable {
     /// read is left for the whole-log load and the usual recovery.
     func rebuildSegmentsIfNeeded(_ state: inout State, lockHeld: Bool) throws(StoreError) {
         guard options.usesSegments, !state.refusesSegments,
-            let size = try fileSystem.status(of: indexFile.path)?.size, size >= Self.segmentRebuildBytes,
-            case .failure = try currentSegments(projection: state.projection)
+            let size = try fileSystem.status(of: indexFile.path)?.size, size >= Self.segmentRebuildBytes
         else { return }
+        let found = try currentSegments(projection: state.projection)
+        if case .success(let opened) = found {
+            // Usable: the load that follows starts from them, without opening them again.
+            state.opened = opened
+            return
+        }
         func rebuild() throws(StoreError) {
             do {
                 try rebuildSegments(&state)
+                state.builtSegmentsAtOpen = true
             } catch {
                 // An unreadable log is rebuilt from the documents by the usual path.
                 guard case .invalidFile = error else { throw error }
