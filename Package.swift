@@ -39,8 +39,14 @@ let package = Package(
         .target(name: "ArchivistNetwork"),
         // libedit, through a shim header for its variadic functions (apt: libedit-dev).
         .systemLibrary(name: "CEditLine", pkgConfig: "libedit", providers: [.apt(["libedit-dev"])]),
+        // libpq's header (apt: libpq-dev), for its types and a table of its functions: nothing links
+        // libpq; ArchivistPostgres opens libpq.so.5 with dlopen when a command talks to PostgreSQL.
+        .systemLibrary(name: "CLibPQ", providers: [.apt(["libpq-dev"])]),
+        // Copies of a folder in PostgreSQL: connections, COPY, the replicated table and its
+        // checkpoint (`replicate`).
+        .target(name: "ArchivistPostgres", dependencies: ["ArchivistStore", "CLibPQ"]),
         // The command table, argument parsing and output formatting shared by the CLI and the REPL.
-        .target(name: "ArchivistShell", dependencies: ["ArchivistStore", "ArchivistClient", "CEditLine"]),
+        .target(name: "ArchivistShell", dependencies: ["ArchivistStore", "ArchivistClient", "ArchivistPostgres", "CEditLine"]),
         // The thin executable, linked with the Swift runtime and Foundation statically: a process
         // starts in half the time (no dynamic loading and relocation of libswiftCore, libFoundation
         // and ICU), and exports only Archivist's own symbols, so libArchivistNetwork.so, which
@@ -72,7 +78,8 @@ let package = Package(
             resources: [.copy("Fixtures")], linkerSettings: exportsSanitizerRuntime),
         .testTarget(name: "FakeNYTServerTests", dependencies: ["ArchivistTestSupport", "ArchivistStore"]),
         .testTarget(
-            name: "ArchivistCLITests", dependencies: ["ArchivistStore", "ArchivistClient", "ArchivistShell", "ArchivistTestSupport"],
+            name: "ArchivistCLITests",
+            dependencies: ["ArchivistStore", "ArchivistClient", "ArchivistShell", "ArchivistPostgres", "ArchivistTestSupport"],
             resources: [.copy("Fixtures")]),
     ],
     swiftLanguageModes: [.v6]

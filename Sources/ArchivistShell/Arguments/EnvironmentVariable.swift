@@ -18,6 +18,9 @@ public enum EnvironmentVariable: String, CaseIterable, Sendable {
     case flushThreshold = "ARCHIVIST_FLUSH_THRESHOLD"
     /// Segments of one size class merged at a time (default 8).
     case mergeFactor = "ARCHIVIST_MERGE_FACTOR"
+    /// Changes `replicate` applies in one transaction (default 2,000): a tuning knob, and what
+    /// tests use to stop a copy between many small batches.
+    case replicateBatch = "ARCHIVIST_REPLICATE_BATCH"
 
     /// The variable's name: `ARCHIVIST_DATA`.
     public var name: String { rawValue }

@@ -11,7 +11,7 @@ public struct CommandTable: Sendable {
     /// Every command of the store.
     public static let standard = CommandTable([
         .put, .add, .get, .remove, .import, .export, .find, .count, .facet, .index,
-        .search, .searches, .refresh, .archive, .archives, .changes, .watch, .stats, .check, .repair, .compact, .help,
+        .search, .searches, .refresh, .archive, .archives, .changes, .watch, .replicate, .stats, .check, .repair, .compact, .help,
     ])
 
     /// The command with this name.

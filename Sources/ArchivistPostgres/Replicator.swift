@@ -1,0 +1,637 @@
+import ArchivistStore
+import Dispatch
+import Foundation
+
+/// Copies a data folder into a PostgreSQL table and keeps it up to date from the changes feed,
+/// exactly once: each batch of changes (the last change of each ID in it) and the advance of the
+/// checkpoint commit in one transaction, so that a restart after a crash of either side resumes
+/// where the copy is, with nothing lost and nothing applied twice.
+///
+/// The copy is one table (`docs/REPLICATION.md`): `id`, `seq`, the document as `jsonb`,
+/// `stored_at`, `updated_at`, `terms` (Archivist's own folded words, weighted by field) and a typed
+/// column per projected field of one obvious type; and a row of `archivist_replicas`, the
+/// checkpoint (the folder's identity, the feed's start, the last sequence number applied, the rows).
+public final class Replicator {
+    /// What a pass did.
+    public struct Report: Sendable, Equatable {
+        /// Whether the table was (re)built from the whole folder, and why.
+        public var loaded: LoadReason?
+        /// Changes read from the feed (after the load, if any).
+        public var changes: Int = 0
+        /// Rows written (inserted or updated) and deleted.
+        public var written: Int = 0
+        /// Rows deleted.
+        public var deleted: Int = 0
+        /// The checkpoint after the pass.
+        public var checkpoint: Int = 0
+        /// The table's rows after the pass.
+        public var rows: Int = 0
+    }
+
+    /// Why the whole folder was copied.
+    public enum LoadReason: String, Sendable, Equatable {
+        /// The table did not exist (or its last load did not finish).
+        case initial = "initial load"
+        /// `--resync` asked for it.
+        case resync
+    }
+
+    /// What `--status` reports.
+    public struct Status: Sendable, Equatable {
+        /// The folder's highest sequence number.
+        public var folderSequence: Int
+        /// Where the folder's feed starts.
+        public var feedStart: Int
+        /// The checkpoint: the last number applied to the copy (nil: no copy yet).
+        public var checkpoint: Int?
+        /// Changes after the checkpoint.
+        public var pending: Int
+        /// Seconds between the oldest change not yet in the copy and now (0 when none).
+        public var lag: Double
+        /// Rows in the copy.
+        public var rows: Int?
+        /// When the checkpoint last moved.
+        public var updatedAt: String?
+        /// The folder the copy was made from, as its checkpoint names it.
+        public var source: String?
+        /// Why the copy cannot go on incrementally, when it cannot.
+        public var problem: String?
+    }
+
+    /// What the follower reports as it goes.
+    public enum Event {
+        /// The initial load's progress: documents copied so far, of about `total`.
+        case loading(copied: Int, total: Int)
+        /// A batch was committed.
+        case batch(Report)
+        /// The connection was lost or refused; the next try is in `retry` seconds.
+        case disconnected(PostgresError, retry: Double)
+        /// Connected again.
+        case reconnected
+    }
+
+    /// The folder copied.
+    public let store: DocumentStore
+    /// The server.
+    public let info: ConnectionInfo
+    /// The copy's table.
+    public let table: TableName
+    /// Changes per batch (and documents per COPY of the initial load).
+    public var batchSize = 2_000
+
+    private var connection: PostgresConnection?
+    private var columns: [ReplicaColumn] = []
+    private var stagingMade = false
+
+    /// The checkpoint table, in the copy's schema.
+    var catalog: String { table.qualified("archivist_replicas") }
+
+    /// A replicator of `store` into `table` on the server `info` names (not connected yet).
+    public init(store: DocumentStore, info: ConnectionInfo, table: TableName = .standard) {
+        self.store = store
+        self.info = info
+        self.table = table
+    }
+
+    /// Closes the connection.
+    public func close() {
+        connection?.close()
+        connection = nil
+        stagingMade = false
+    }
+
+    /// The open connection, made (and the table locked for this process) when there is none.
+    private func connected() throws(PostgresError) -> PostgresConnection {
+        if let connection, connection.isOpen { return connection }
+        close()
+        let connection = try PostgresConnection(info)
+        // One replicate per table: a session-level advisory lock, released when the session ends.
+        let locked = try connection.execute(
+            "SELECT pg_try_advisory_lock(hashtext($1))", ["archivist replicate " + table.description], doing: "locking table \(table)")
+        guard locked.scalar == "t" else {
+            connection.close()
+            throw .busy(table: table.description)
+        }
+        self.connection = connection
+        return connection
+    }
+
+    // MARK: - One pass
+
+    /// Brings the copy up to date with the folder: the initial load when there is no copy (or
+    /// `resync`), else the changes after the checkpoint, a batch at a time. A copy that no longer
+    /// follows the folder (another folder, an older backup, a feed purged past the checkpoint)
+    /// fails with `.copyReset` unless `resync`.
+    public func run(resync: Bool = false, shouldStop: () -> Bool = { false }, events: (Event) -> Void = { _ in }) throws -> Report {
+        let connection = try connected()
+        try createCatalog(connection)
+        var report = Report()
+        let checkpoint = try readCheckpoint(connection)
+        let exists = try tableExists(connection, table.name)
+        if resync || checkpoint == nil || checkpoint?.loaded == false || !exists {
+            if checkpoint == nil, exists {
+                let rows = try connection.execute("SELECT count(*) FROM \(table.sql)", doing: "counting the rows of \(table)").scalar
+                if rows != "0" {
+                    throw PostgresError.unusableTable(
+                        table: table.description,
+                        reason: "it exists with \(rows ?? "?") rows and no checkpoint in archivist_replicas: it is not a copy this folder made (choose another --table, or drop it)")
+                }
+            }
+            report.loaded = checkpoint == nil || checkpoint?.loaded == false ? .initial : .resync
+            let loaded = try load(connection, shouldStop: shouldStop, events: events)
+            report.checkpoint = loaded.checkpoint
+            report.rows = loaded.rows
+            report.written = loaded.rows
+            report.changes = loaded.changes
+        } else if let checkpoint {
+            try verify(checkpoint)
+            columns = checkpoint.columns
+            report.checkpoint = checkpoint.lastSequence
+            report.rows = checkpoint.rows
+        }
+        while !shouldStop() {
+            let batch = try applyNextBatch(connection, after: report.checkpoint, rows: report.rows)
+            guard let batch else { break }
+            report.changes += batch.changes
+            report.written += batch.written
+            report.deleted += batch.deleted
+            report.checkpoint = batch.checkpoint
+            report.rows = batch.rows
+            events(.batch(batch))
+        }
+        return report
+    }
+
+    /// Keeps the copy up to date until `shouldStop`: a pass, then `wait` (which returns when the
+    /// folder may have changed, or after a moment), again. A lost or refused connection is ridden
+    /// out: the follower closes it, waits (0.5 s, doubling to 10 s) and resumes from the checkpoint.
+    public func follow(
+        resync: Bool = false, shouldStop: () -> Bool, wait: () -> Void, pause: (Double) -> Void,
+        events: (Event) -> Void
+    ) throws -> Report {
+        var total = Report()
+        var needsResync = resync
+        var backoff = 0.5
+        var wasLost = false
+        while !shouldStop() {
+            do {
+                let pass = try run(resync: needsResync, shouldStop: shouldStop, events: events)
+                needsResync = false
+                if wasLost { events(.reconnected) }
+                wasLost = false
+                backoff = 0.5
+                if let loaded = pass.loaded { total.loaded = loaded }
+                total.changes += pass.changes
+                total.written += pass.written
+                total.deleted += pass.deleted
+                total.checkpoint = pass.checkpoint
+                total.rows = pass.rows
+            } catch let error as PostgresError where error.isTransient {
+                close()
+                wasLost = true
+                events(.disconnected(error, retry: backoff))
+                pause(backoff)
+                backoff = min(backoff * 2, 10)
+                continue
+            }
+            if shouldStop() { break }
+            wait()
+        }
+        return total
+    }
+
+    // MARK: - Status
+
+    /// The folder's position, the copy's checkpoint and how far behind it is. Reads only.
+    public func status() throws -> Status {
+        let connection = try PostgresConnection(info)
+        defer { connection.close() }
+        let last = try store.lastSequence
+        let start = try store.feedStart
+        var status = Status(folderSequence: last, feedStart: start, checkpoint: nil, pending: 0, lag: 0)
+        guard try tableExists(connection, "archivist_replicas"), let checkpoint = try readCheckpoint(connection) else {
+            status.pending = try pendingChanges(after: 0).count
+            status.problem = "no copy in \(table) yet"
+            return status
+        }
+        status.checkpoint = checkpoint.lastSequence
+        status.rows = checkpoint.rows
+        status.updatedAt = checkpoint.updatedAt
+        status.source = checkpoint.folder
+        do {
+            try verify(checkpoint)
+            let pending = try pendingChanges(after: checkpoint.lastSequence)
+            status.pending = pending.count
+            if let oldest = pending.oldest { status.lag = max(0, Double(Timestamp.now().milliseconds - oldest.milliseconds) / 1000) }
+        } catch let error as PostgresError {
+            status.problem = error.description
+        }
+        if !checkpoint.loaded { status.problem = status.problem ?? "the initial load has not finished" }
+        return status
+    }
+
+    /// How many changes follow `since`, and the time of the first, a page at a time.
+    private func pendingChanges(after since: Int) throws -> (count: Int, oldest: Timestamp?) {
+        var count = 0
+        var oldest: Timestamp?
+        var cursor = since
+        while true {
+            let page = try store.changePage(since: cursor, limit: 10_000)
+            if oldest == nil { oldest = page.changes.first?.time }
+            count += page.changes.count
+            if page.changes.count < 10_000 { break }
+            cursor = page.through
+        }
+        return (count, oldest)
+    }
+
+    // MARK: - The checkpoint
+
+    /// A row of `archivist_replicas`.
+    struct Checkpoint {
+        var folder: String
+        var folderCreatedAt: String
+        var feedStart: Int
+        var lastSequence: Int
+        var lastID: String?
+        var rows: Int
+        var columns: [ReplicaColumn]
+        var loaded: Bool
+        var updatedAt: String?
+    }
+
+    private func createCatalog(_ connection: PostgresConnection) throws(PostgresError) {
+        guard !(try tableExists(connection, "archivist_replicas")) else { return }
+        try connection.execute(
+            """
+            CREATE TABLE IF NOT EXISTS \(catalog) (
+                table_name text PRIMARY KEY,
+                folder text NOT NULL,
+                folder_created_at text NOT NULL,
+                feed_start bigint NOT NULL,
+                last_seq bigint NOT NULL,
+                last_id text,
+                rows bigint NOT NULL,
+                columns jsonb NOT NULL,
+                loaded boolean NOT NULL,
+                updated_at timestamptz NOT NULL DEFAULT now()
+            )
+            """, doing: "creating the checkpoint table archivist_replicas")
+    }
+
+    private func readCheckpoint(_ connection: PostgresConnection) throws(PostgresError) -> Checkpoint? {
+        let rows = try connection.execute(
+            """
+            SELECT folder, folder_created_at, feed_start, last_seq, last_id, rows, columns::text, loaded,
+                   to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
+            FROM \(catalog) WHERE table_name = $1
+            """, [table.name], doing: "reading the checkpoint of \(table)")
+        guard let row = rows.values.first else { return nil }
+        var columns: [ReplicaColumn] = []
+        if let text = row[6], case .array(let items)? = try? JSONParser.parse(Array(text.utf8)) {
+            columns = items.compactMap(ReplicaColumn.init(json:))
+        }
+        return Checkpoint(
+            folder: row[0] ?? "", folderCreatedAt: row[1] ?? "", feedStart: Int(row[2] ?? "") ?? 0,
+            lastSequence: Int(row[3] ?? "") ?? 0, lastID: row[4], rows: Int(row[5] ?? "") ?? 0, columns: columns,
+            loaded: row[7] == "t", updatedAt: row[8])
+    }
+
+    /// The folder's identity as the checkpoint records it: its creation time.
+    private func folderIdentity() throws -> String {
+        try store.createdAt?.description ?? ""
+    }
+
+    /// Fails with `.copyReset` when the checkpoint does not describe this folder's feed.
+    private func verify(_ checkpoint: Checkpoint) throws {
+        let identity = try folderIdentity()
+        if !checkpoint.folderCreatedAt.isEmpty, !identity.isEmpty, checkpoint.folderCreatedAt != identity {
+            throw PostgresError.copyReset(
+                table: table.description,
+                reason: "the copy was made from a folder created \(checkpoint.folderCreatedAt) (\(checkpoint.folder)), and this folder was created \(identity)")
+        }
+        let last = try store.lastSequence
+        if checkpoint.lastSequence > last {
+            throw PostgresError.copyReset(
+                table: table.description,
+                reason: "the copy's checkpoint is \(checkpoint.lastSequence), above the folder's last change \(last) (was the folder restored from an older copy?)")
+        }
+        let start = try store.feedStart
+        if checkpoint.lastSequence < start {
+            throw PostgresError.copyReset(
+                table: table.description,
+                reason: "the folder's changes feed starts after \(start) now (compact --purge-removals or a rebuilt index), past the copy's checkpoint \(checkpoint.lastSequence)")
+        }
+        // The change numbered at the checkpoint, when the log still holds it, must be the one
+        // applied: a folder restored from a backup and written to since gives its numbers again.
+        if let lastID = checkpoint.lastID, checkpoint.lastSequence > 0,
+            let change = try store.changePage(since: checkpoint.lastSequence - 1, limit: 1).changes.first,
+            change.sequence == checkpoint.lastSequence, change.id != lastID
+        {
+            throw PostgresError.copyReset(
+                table: table.description,
+                reason: "change \(checkpoint.lastSequence) of the folder is to \(change.id), and the copy applied it to \(lastID) (was the folder restored from an older copy?)")
+        }
+    }
+
+    // MARK: - The table
+
+    private func tableExists(_ connection: PostgresConnection, _ relation: String) throws(PostgresError) -> Bool {
+        let name = table.schema.map { TableName.quote($0) + "." + TableName.quote(relation) } ?? TableName.quote(relation)
+        return try connection.execute("SELECT to_regclass($1) IS NOT NULL", [name], doing: "looking for table \(relation)").scalar == "t"
+    }
+
+    /// The column list of the table, in COPY order.
+    private var columnNames: [String] {
+        ["id", "seq", "doc", "stored_at", "updated_at", "terms"] + columns.map(\.name)
+    }
+
+    private func createTable(_ connection: PostgresConnection, _ relation: String) throws(PostgresError) {
+        var definitions = [
+            "id text PRIMARY KEY", "seq bigint NOT NULL", "doc jsonb NOT NULL", "stored_at timestamptz", "updated_at timestamptz",
+            "terms tsvector",
+        ]
+        definitions += columns.map { "\(TableName.quote($0.name)) \($0.kind.rawValue)" }
+        try connection.execute(
+            "CREATE TABLE \(table.qualified(relation)) (\n    " + definitions.joined(separator: ",\n    ") + "\n)",
+            doing: "creating table \(relation)")
+    }
+
+    /// The secondary indexes, built once the rows are in: `(name suffix, definition)`.
+    private var secondaryIndexes: [(String, String)] {
+        var indexes = [("seq", "(seq)"), ("doc", "USING gin (doc jsonb_path_ops)"), ("terms", "USING gin (terms)")]
+        for column in columns where column.isIndexed {
+            indexes.append((column.name, column.kind == .textArray ? "USING gin (\(TableName.quote(column.name)))" : "(\(TableName.quote(column.name)))"))
+        }
+        return indexes
+    }
+
+    /// Copies the whole folder into `TABLE__load`, builds its indexes, then swaps it in for the
+    /// table and writes the checkpoint, in one transaction: readers see the old copy or the new
+    /// one, never a half-built one. A crash before the swap leaves the old copy and checkpoint.
+    private func load(
+        _ connection: PostgresConnection, shouldStop: () -> Bool, events: (Event) -> Void
+    ) throws -> (checkpoint: Int, rows: Int, changes: Int) {
+        let loadName = table.name + "__load"
+        try connection.execute("DROP TABLE IF EXISTS \(table.qualified(loadName))", doing: "dropping an unfinished load of \(table)")
+        // The typed columns, from the projected values of the first documents.
+        let projection = store.projection
+        var sample: [[JSONValue?]] = []
+        for change in try store.changePage(since: 0, limit: 2_000).changes where change.kind != .removed {
+            let fields = change.fields
+            sample.append(projection.paths.map { fields[$0] })
+        }
+        columns = ReplicaColumn.columns(for: projection, sample: sample)
+        try createTable(connection, loadName)
+        stagingMade = false
+        let total = try store.count
+        var since = 0
+        var copied = 0
+        var changes = 0
+        var lastID: String?
+        events(.loading(copied: 0, total: total))
+        while true {
+            if shouldStop() { throw PostgresError.loadStopped(table: table.description) }
+            let page = try store.changePage(since: since, limit: batchSize)
+            if !page.changes.isEmpty {
+                try connection.execute("BEGIN", doing: "loading \(table)")
+                let applied = try apply(page.changes, to: loadName, connection)
+                try connection.execute("COMMIT", doing: "loading \(table)")
+                copied += applied.written
+                changes += page.changes.count
+                lastID = page.changes.last?.id
+                events(.loading(copied: copied, total: max(total, copied)))
+            }
+            since = page.through
+            if page.changes.count < batchSize { break }
+        }
+        var built: [String] = []
+        for (suffix, definition) in secondaryIndexes {
+            do throws(PostgresError) {
+                try connection.execute(
+                    "CREATE INDEX \(TableName.quote(loadName + "_" + suffix)) ON \(table.qualified(loadName)) \(definition)",
+                    doing: "indexing \(table) (\(suffix))")
+                built.append(suffix)
+            } catch {
+                // A value too long for a B-tree (a paragraph in a short field): that column
+                // goes without an index; the others are built.
+                guard case .statement(_, let state, _, _) = error, state == "54000" else { throw error }
+            }
+        }
+        try connection.execute("ANALYZE \(table.qualified(loadName))", doing: "analyzing \(table)")
+        let rows = Int(try connection.execute("SELECT count(*) FROM \(table.qualified(loadName))", doing: "counting \(table)").scalar ?? "") ?? 0
+        try connection.execute("BEGIN", doing: "installing \(table)")
+        try connection.execute("DROP TABLE IF EXISTS \(table.sql)", doing: "replacing \(table)")
+        try connection.execute("ALTER TABLE \(table.qualified(loadName)) RENAME TO \(TableName.quote(table.name))", doing: "installing \(table)")
+        for suffix in ["pkey"] + built {
+            try connection.execute(
+                "ALTER INDEX \(table.qualified(loadName + "_" + suffix)) RENAME TO \(TableName.quote(table.name + "_" + suffix))",
+                doing: "installing \(table)")
+        }
+        let columnsJSON = String(decoding: JSONWriter.compactBytes(.array(columns.map(\.json))), as: UTF8.self)
+        try connection.execute(
+            """
+            INSERT INTO \(catalog) (table_name, folder, folder_created_at, feed_start, last_seq, last_id, rows, columns, loaded, updated_at)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, true, now())
+            ON CONFLICT (table_name) DO UPDATE SET folder = EXCLUDED.folder, folder_created_at = EXCLUDED.folder_created_at,
+                feed_start = EXCLUDED.feed_start, last_seq = EXCLUDED.last_seq, last_id = EXCLUDED.last_id, rows = EXCLUDED.rows,
+                columns = EXCLUDED.columns, loaded = true, updated_at = now()
+            """,
+            [
+                table.name, store.folder, try folderIdentity(), String(try store.feedStart), String(since), lastID, String(rows),
+                columnsJSON,
+            ], doing: "writing the checkpoint of \(table)")
+        try connection.execute("COMMIT", doing: "installing \(table)")
+        return (since, rows, changes)
+    }
+
+    /// Applies the changes after `checkpoint` (a batch of at most `batchSize`) and moves the
+    /// checkpoint, in one transaction; nil when there were none.
+    private func applyNextBatch(_ connection: PostgresConnection, after checkpoint: Int, rows: Int) throws -> Report? {
+        let page = try store.changePage(since: checkpoint, limit: batchSize)
+        guard !page.changes.isEmpty else { return nil }
+        try connection.execute("BEGIN", doing: "copying changes into \(table)")
+        do {
+            let applied = try apply(page.changes, to: table.name, connection)
+            let moved = try connection.execute(
+                """
+                UPDATE \(catalog) SET last_seq = $2, last_id = $3, rows = rows + $4, updated_at = now()
+                WHERE table_name = $1 AND last_seq = $5
+                RETURNING rows
+                """,
+                [table.name, String(page.through), page.changes.last?.id, String(applied.inserted - applied.deleted), String(checkpoint)],
+                doing: "moving the checkpoint of \(table)")
+            guard moved.values.count == 1 else {
+                throw PostgresError.copyReset(table: table.description, reason: "its checkpoint moved while this batch was applied")
+            }
+            try connection.execute("COMMIT", doing: "copying changes into \(table)")
+            var report = Report()
+            report.changes = page.changes.count
+            report.written = applied.written
+            report.deleted = applied.deleted
+            report.checkpoint = page.through
+            report.rows = Int(moved.scalar ?? "") ?? rows
+            return report
+        } catch {
+            if connection.isOpen { _ = try? connection.execute("ROLLBACK", doing: "undoing a batch") }
+            throw error
+        }
+    }
+
+    /// Writes the last change of each ID of `changes` into `relation` (inside the caller's
+    /// transaction): documents through COPY into a staging table, then upserted (a row is only
+    /// replaced by a newer number); removals delete rows older than them.
+    private func apply(
+        _ changes: [Change], to relation: String, _ connection: PostgresConnection
+    ) throws -> (written: Int, inserted: Int, deleted: Int) {
+        var last: [String: Change] = [:]
+        for change in changes { last[change.id] = change }
+        let upserts = last.values.filter { $0.kind != .removed }.map(\.id).sorted()
+        let removals = last.values.filter { $0.kind == .removed }.sorted { $0.id < $1.id }
+        var written = 0
+        var inserted = 0
+        if !upserts.isEmpty {
+            if !stagingMade {
+                try connection.execute(
+                    "CREATE TEMP TABLE IF NOT EXISTS archivist_staging (LIKE \(table.qualified(relation))) ON COMMIT DELETE ROWS",
+                    doing: "creating the staging table")
+                stagingMade = true
+            }
+            let rows = try self.rows(for: upserts)
+            let names = columnNames.map(TableName.quote).joined(separator: ", ")
+            try connection.copy("COPY archivist_staging (\(names)) FROM STDIN", doing: "copying documents into \(relation)") { sink throws(PostgresError) in
+                for row in rows { try sink.row(row) }
+            }
+            let updates = columnNames.dropFirst().map { "\(TableName.quote($0)) = EXCLUDED.\(TableName.quote($0))" }.joined(separator: ", ")
+            let target = table.qualified(relation)
+            let counted = try connection.execute(
+                """
+                WITH up AS (
+                    INSERT INTO \(target) AS t (\(names)) SELECT \(names) FROM archivist_staging
+                    ON CONFLICT (id) DO UPDATE SET \(updates) WHERE t.seq < EXCLUDED.seq
+                    RETURNING (xmax = 0) AS fresh
+                ) SELECT count(*), count(*) FILTER (WHERE fresh) FROM up
+                """, doing: "writing documents into \(relation)")
+            written = Int(counted.values.first?[0] ?? "") ?? 0
+            inserted = Int(counted.values.first?[1] ?? "") ?? 0
+            try connection.execute("TRUNCATE archivist_staging", doing: "emptying the staging table")
+        }
+        var deleted = 0
+        if !removals.isEmpty {
+            let ids = ReplicaColumn.arrayLiteral(removals.map(\.id))
+            let numbers = "{" + removals.map { String($0.sequence) }.joined(separator: ",") + "}"
+            let gone = try connection.execute(
+                """
+                WITH gone AS (
+                    DELETE FROM \(table.qualified(relation)) AS t USING unnest($1::text[], $2::bigint[]) AS r(id, seq)
+                    WHERE t.id = r.id AND t.seq < r.seq RETURNING 1
+                ) SELECT count(*) FROM gone
+                """, [ids, numbers], doing: "deleting removed documents from \(relation)")
+            deleted = Int(gone.scalar ?? "") ?? 0
+        }
+        return (written, inserted, deleted)
+    }
+
+    /// The COPY rows of documents `ids` as the folder holds them now (an ID removed since is left
+    /// out: its removal follows in the feed). Read and encoded on all cores.
+    private func rows(for ids: [String]) throws -> [[CopyValue]] {
+        let store = self.store
+        let columns = self.columns
+        let projection = store.projection
+        let textSearch: TextSearch? = store.schema.textSearch.fields.isEmpty ? nil : store.schema.textSearch
+        let results = ConcurrentReads.shared.map(ids.count) { index -> Result<[CopyValue]?, StoreError> in
+            do throws(StoreError) {
+                // The entry and the file must agree (a writer may replace the file in between).
+                for _ in 0..<5 {
+                    guard let entry = try store.entry(forID: ids[index]) else { return .success(nil) }
+                    guard let bytes = try store.documentBytes(withID: ids[index]) else { continue }
+                    guard FNV1a64.hash(bytes) == entry.hash else { continue }
+                    let document = try store.parsedDocument(bytes, id: ids[index])
+                    return .success(Replicator.row(entry: entry, bytes: bytes, document: document, projection: projection, columns: columns, textSearch: textSearch))
+                }
+                return .success(nil)
+            } catch {
+                return .failure(error)
+            }
+        }
+        var rows: [[CopyValue]] = []
+        rows.reserveCapacity(results.count)
+        for result in results {
+            if let row = try result.get() { rows.append(row) }
+        }
+        return rows
+    }
+
+    /// One document's row, in `columnNames` order.
+    static func row(
+        entry: IndexEntry, bytes: [UInt8], document: JSONValue, projection: Projection, columns: [ReplicaColumn], textSearch: TextSearch?
+    ) -> [CopyValue] {
+        var row: [CopyValue] = [
+            .text(entry.id), .text(String(entry.sequence)), .bytes(jsonbSafe(bytes)), .text(entry.storedAt.description),
+            .text(entry.updatedAt.description), textSearch.map { .text(terms(of: document, textSearch: $0)) } ?? .null,
+        ]
+        if !columns.isEmpty {
+            let values = projection.values(of: document)
+            for column in columns {
+                let position = projection.position(of: column.path)
+                row.append(column.value(of: position.flatMap { values[$0] }))
+            }
+        }
+        return row
+    }
+
+    /// A document's bytes as `jsonb` takes them: `jsonb` refuses the escape `\u0000`, which a JSON
+    /// string may hold; it becomes U+FFFD in the copy (the folder keeps the original).
+    static func jsonbSafe(_ bytes: [UInt8]) -> [UInt8] {
+        let needle: [UInt8] = Array("\\u0000".utf8)
+        guard bytes.count >= needle.count, bytes.contains(0x5C) else { return bytes }
+        var output: [UInt8] = []
+        var index = 0
+        var changed = false
+        output.reserveCapacity(bytes.count)
+        while index < bytes.count {
+            if bytes[index] == 0x5C, index + 1 < bytes.count {
+                if index + 6 <= bytes.count, Array(bytes[index..<index + 6]) == needle {
+                    output.append(contentsOf: Array("\\ufffd".utf8))
+                    index += 6
+                    changed = true
+                    continue
+                }
+                // Any other escape (\\ among them) is copied whole, so `\\u0000` stays text.
+                output.append(bytes[index])
+                output.append(bytes[index + 1])
+                index += 2
+                continue
+            }
+            output.append(bytes[index])
+            index += 1
+        }
+        return changed ? output : bytes
+    }
+
+    /// Archivist's folded words of a document's searched fields as a `tsvector` literal: each word
+    /// with its positions, weighted A (weight 3 and above), B (2), C (1) or D by its field, so that
+    /// SQL finds exactly the documents Archivist's own search does (no stemming, the same folding).
+    static func terms(of document: JSONValue, textSearch: TextSearch) -> String {
+        var positions: [String: [String]] = [:]
+        var order: [String] = []
+        var position = 0
+        for (word, weight) in textSearch.words(of: document) {
+            guard word.utf8.count < 2_000 else { continue }
+            position = min(position + 1, 16_383)
+            let letter = weight >= 3 ? "A" : weight >= 2 ? "B" : weight >= 1 ? "C" : "D"
+            if positions[word] == nil {
+                positions[word] = []
+                order.append(word)
+            }
+            if positions[word]!.count < 256 { positions[word]!.append("\(position)\(letter)") }
+        }
+        var literal = ""
+        for word in order {
+            if !literal.isEmpty { literal += " " }
+            literal += "'" + word.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "''") + "':"
+            literal += positions[word]!.joined(separator: ",")
+        }
+        return literal
+    }
+}
