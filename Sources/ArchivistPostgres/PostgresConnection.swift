@@ -183,7 +183,8 @@ public final class PostgresConnection {
             var message = pq.PQresultErrorField!(result, Int32(UInt8(ascii: "M"))).map { String(cString: $0) } ?? ""
             if message.isEmpty, let handle { message = ConnectionInfo.firstLine(cText(pq.PQerrorMessage!(handle))) }
             message = info.redact(ConnectionInfo.firstLine(message))
-            if let handle, pq.PQstatus!(handle) != CONNECTION_OK {
+            // No SQL state: libpq's own failure, which is the connection's (the server closed it).
+            if state.isEmpty || handle.map({ pq.PQstatus!($0) != CONNECTION_OK }) ?? true {
                 throw .connectionLost(server: server, doing: doing, reason: message.isEmpty ? "the server closed the connection" : message)
             }
             throw .statement(server: server, sqlState: state, doing: doing, message: message)

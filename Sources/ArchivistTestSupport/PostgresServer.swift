@@ -122,39 +122,43 @@ public final class PostgresServer: @unchecked Sendable {
 
     /// Runs a program (as `postgres` when this process is root and `asPostgres`), returning its
     /// standard output; a non-zero exit throws with its standard error.
+    ///
+    /// posix_spawn and waitpid rather than Foundation's Process: the server that `pg_ctl start`
+    /// leaves running must not hold anything the caller waits on, and its output goes to files.
     @discardableResult
     func run(_ arguments: [String], asPostgres: Bool = true) throws -> String {
-        let process = Process()
-        if asPostgres, geteuid() == 0 {
-            process.executableURL = URL(fileURLWithPath: "/usr/sbin/runuser")
-            process.arguments = ["-u", "postgres", "--"] + arguments
-        } else {
-            process.executableURL = URL(fileURLWithPath: arguments[0])
-            process.arguments = Array(arguments.dropFirst())
+        let command = asPostgres && geteuid() == 0 ? ["/usr/sbin/runuser", "-u", "postgres", "--"] + arguments : arguments
+        let outputPath = root + "/.out-\(UInt64.random(in: 0...UInt64.max))"
+        let errorPath = outputPath + ".err"
+        defer {
+            unlink(outputPath)
+            unlink(errorPath)
         }
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        // Read both to the end before waiting: a full pipe would block the child.
-        let group = DispatchGroup()
-        nonisolated(unsafe) var errorBytes = Data()
-        group.enter()
-        DispatchQueue.global().async {
-            errorBytes = errors.fileHandleForReading.readDataToEndOfFile()
-            group.leave()
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o666)
+        posix_spawn_file_actions_addopen(&actions, 2, errorPath, O_WRONLY | O_CREAT | O_TRUNC, 0o666)
+        // The output files are made by the child, which may run as postgres: the folder is theirs.
+        var pid: pid_t = 0
+        let argv = command.map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        let spawned = posix_spawn(&pid, command[0], &actions, nil, argv, environ)
+        guard spawned == 0 else { throw PostgresServerError(message: "cannot start \(command[0]): errno \(spawned)") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 {
+            guard errno == EINTR else { throw PostgresServerError(message: "waitpid: errno \(errno)") }
         }
-        let outputBytes = output.fileHandleForReading.readDataToEndOfFile()
-        group.wait()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
+        let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+        let exited = (status & 0x7f) == 0
+        let code = (status >> 8) & 0xff
+        guard exited, code == 0 else {
+            let errors = (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? ""
             let name = (arguments[0] as NSString).lastPathComponent
-            throw PostgresServerError(
-                message: "\(name) exited with \(process.terminationStatus): \(String(decoding: errorBytes, as: UTF8.self))")
+            throw PostgresServerError(message: "\(name) exited with \(exited ? code : -(status & 0x7f)): \(errors)")
         }
-        return String(decoding: outputBytes, as: UTF8.self)
+        return output
     }
 
     /// Makes `path` the `postgres` user's (when this process is root; else it is already ours).
