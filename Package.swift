@@ -76,6 +76,7 @@ let package = Package(
         .testTarget(
             name: "ArchivistClientTests", dependencies: ["ArchivistClient", "ArchivistStore", "ArchivistTestSupport"],
             resources: [.copy("Fixtures")], linkerSettings: exportsSanitizerRuntime),
+        .testTarget(name: "ArchivistPostgresTests", dependencies: ["ArchivistPostgres", "ArchivistStore"]),
         .testTarget(name: "FakeNYTServerTests", dependencies: ["ArchivistTestSupport", "ArchivistStore"]),
         .testTarget(
             name: "ArchivistCLITests",

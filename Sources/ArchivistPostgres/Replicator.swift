@@ -162,33 +162,62 @@ public final class Replicator {
         return report
     }
 
-    /// Keeps the copy up to date until `shouldStop`: a pass, then `wait` (which returns when the
-    /// folder may have changed, or after a moment), again. A lost or refused connection is ridden
-    /// out: the follower closes it, waits (0.5 s, doubling to 10 s) and resumes from the checkpoint.
+    /// Keeps the copy up to date until `shouldStop`: a whole pass (`run`), then, each time `wait`
+    /// returns (the folder's log changed, or a moment passed), the batches after the checkpoint.
+    /// While nothing changes nothing is sent to the server: a look at the folder's last number is
+    /// all a wake-up costs. A lost or refused connection is ridden out: the follower closes it,
+    /// waits (0.5 s, doubling to 10 s), and starts again with a whole pass from the checkpoint.
     public func follow(
         resync: Bool = false, shouldStop: () -> Bool, wait: () -> Void, pause: (Double) -> Void,
         events: (Event) -> Void
     ) throws -> Report {
         var total = Report()
         var needsResync = resync
+        var needsPass = true
         var backoff = 0.5
         var wasLost = false
+        var identity = ""
         while !shouldStop() {
             do {
-                let pass = try run(resync: needsResync, shouldStop: shouldStop, events: events)
-                needsResync = false
+                if needsPass {
+                    let pass = try run(resync: needsResync, shouldStop: shouldStop, events: events)
+                    identity = try folderIdentity()
+                    needsResync = false
+                    needsPass = false
+                    if let loaded = pass.loaded { total.loaded = loaded }
+                    total.changes += pass.changes
+                    total.written += pass.written
+                    total.deleted += pass.deleted
+                    total.checkpoint = pass.checkpoint
+                    total.rows = pass.rows
+                } else if try store.lastSequence > total.checkpoint {
+                    // What `verify` checks against the server's checkpoint, against the one in hand.
+                    if try folderIdentity() != identity {
+                        throw PostgresError.copyReset(table: table.description, reason: "the folder was replaced while it was followed")
+                    }
+                    let start = try store.feedStart
+                    if total.checkpoint < start {
+                        throw PostgresError.copyReset(
+                            table: table.description,
+                            reason: "the folder's changes feed starts after \(start) now, past the copy's checkpoint \(total.checkpoint)")
+                    }
+                    let connection = try connected()
+                    while !shouldStop(), let batch = try applyNextBatch(connection, after: total.checkpoint, rows: total.rows) {
+                        total.changes += batch.changes
+                        total.written += batch.written
+                        total.deleted += batch.deleted
+                        total.checkpoint = batch.checkpoint
+                        total.rows = batch.rows
+                        events(.batch(batch))
+                    }
+                }
                 if wasLost { events(.reconnected) }
                 wasLost = false
                 backoff = 0.5
-                if let loaded = pass.loaded { total.loaded = loaded }
-                total.changes += pass.changes
-                total.written += pass.written
-                total.deleted += pass.deleted
-                total.checkpoint = pass.checkpoint
-                total.rows = pass.rows
             } catch let error as PostgresError where error.isTransient {
                 close()
                 wasLost = true
+                needsPass = true
                 events(.disconnected(error, retry: backoff))
                 pause(backoff)
                 backoff = min(backoff * 2, 10)
@@ -464,6 +493,8 @@ public final class Replicator {
             guard moved.values.count == 1 else {
                 throw PostgresError.copyReset(table: table.description, reason: "its checkpoint moved while this batch was applied")
             }
+            // Readers that LISTEN on channel `archivist` hear the table's name when the batch commits.
+            try connection.execute("SELECT pg_notify('archivist', $1)", [table.description], doing: "notifying readers of \(table)")
             try connection.execute("COMMIT", doing: "copying changes into \(table)")
             var report = Report()
             report.changes = page.changes.count
