@@ -10,7 +10,7 @@ public struct CommandTable: Sendable {
 
     /// Every command of the store.
     public static let standard = CommandTable([
-        .put, .add, .get, .remove, .import, .export, .find, .count, .facet, .index,
+        .put, .add, .get, .remove, .import, .export, .find, .count, .facet, .trend, .index,
         .search, .searches, .refresh, .archive, .archives, .changes, .watch, .stats, .check, .repair, .compact, .help,
     ])
 

@@ -45,6 +45,14 @@ public struct Renderer: Sendable {
         return 80
     }
 
+    /// The lines of the terminal on `descriptor`: `LINES`, else the terminal's, else 24.
+    public static func terminalHeight(of descriptor: Int32 = STDOUT_FILENO) -> Int {
+        if let lines = Environment.process["LINES"].flatMap(Int.init), lines > 0 { return lines }
+        var size = winsize()
+        if ioctl(descriptor, UInt(TIOCGWINSZ), &size) == 0, size.ws_row > 0 { return Int(size.ws_row) }
+        return 24
+    }
+
     /// Prints records; in table format, lines longer than `width` are cut with an ellipsis.
     public func render(list records: [Record], to sink: TextSink, clippingTo width: Int?) {
         guard let width, format == .table else { return render(list: records, to: sink) }
