@@ -32,13 +32,13 @@ extension Command {
             'section_name = Sports'). For each span of pub_date (UTC), each series' count and its share
             of all the documents of that span, or of those matching --within. Answered from the index.
 
-            In table format (a terminal), a line chart of every series on one plot: Unicode braille in a
+            On a terminal (table format), a line chart of every series on one plot: Unicode braille in a
             colour per series, a legend naming each filter as typed, the time axis, shares in percent
             (counts with --counts), fitting the terminal's width and height; plain characters and no
-            colour with NO_COLOR, TERM=dumb or when not on a terminal. Spans with no documents at all
-            are gaps in the lines; spans with documents but no matches are zero. In csv, json and jsonl,
-            a bucket, series, count, total, share record per span and series (share a fraction, null in
-            a gap), for R and pandas. --plot FILE.svg writes a standalone SVG instead (title, axes,
+            colour with NO_COLOR, TERM=dumb, or --format table off a terminal. Spans with no documents
+            at all are gaps in the lines; spans with documents but no matches are zero. In csv, json and
+            jsonl (the default off a terminal, as for every command), a bucket, series, count, total,
+            share record per span and series (share a fraction, null in a gap), for R and pandas. --plot FILE.svg writes a standalone SVG instead (title, axes,
             legend, the series as polylines, the query and the folder's document count in a caption),
             as export --to writes a file.
             """,
