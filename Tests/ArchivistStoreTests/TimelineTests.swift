@@ -76,4 +76,37 @@ struct TimelineTests {
         #expect(try store.timeline("pub_date", by: .year, matching: try FilterParser.parse("section_name = Nothing")).buckets.isEmpty)
         try expectConsistent(store)
     }
+
+    @Test func severalTimelinesAtOnceShareTheirSpansAndEachEqualsOneWorkedOutFromTheDocuments() throws {
+        let folder = TemporaryFolder()
+        var documents = ArticleGenerator.corpus(count: 1_200, seed: 62, from: "2012-01-01", to: "2019-12-31")
+        documents[5] = documents[5].setting("pub_date", to: .null)
+        let store = try DocumentStore(folder: folder.data, schema: .nyt, options: .init(flushThreshold: 500))
+        _ = try store.upsert(Array(documents[..<1_000]))  // two segments
+        _ = try store.upsert(Array(documents[1_000...]))  // and a tail
+        let logOnly = try DocumentStore(folder: folder.data, schema: .nyt, options: .init(usesSegments: false))
+        let filters: [Filter] = [
+            .all, try FilterParser.parse("section_name = Sports"), try FilterParser.parse("water"),
+            // Only in 2015 and 2016: the others' spans around it, with zeros.
+            try FilterParser.parse("pub_date >= 2015-01-01 and pub_date < 2017-01-01 and section_name = World"),
+            try FilterParser.parse("section_name = Nothing"),
+        ]
+        for bucket in [TimeBucket.year, .month] {
+            for source in [store, logOnly] {
+                let (starts, counts, scanned) = try source.timelines("pub_date", by: bucket, matching: filters)
+                #expect(scanned.isEmpty)
+                #expect(counts.count == filters.count)
+                let all = Self.bruteForce(documents, bucket, .all)
+                #expect(starts.map(bucket.label) == all.map(\.0), "\(bucket)")
+                for (filter, got) in zip(filters, counts) {
+                    var expected = Dictionary(uniqueKeysWithValues: Self.bruteForce(documents, bucket, filter))
+                    for (label, _) in all where expected[label] == nil { expected[label] = 0 }
+                    #expect(got == all.map { expected[$0.0]! }, "\(bucket) \(filter)")
+                }
+            }
+        }
+        #expect(try store.timelines("pub_date", by: .year, matching: []).starts.isEmpty)
+        let none = try store.timelines("pub_date", by: .year, matching: [try FilterParser.parse("section_name = Nothing")])
+        #expect(none.starts.isEmpty && none.counts == [[]])
+    }
 }

@@ -10,8 +10,9 @@ public struct CommandTable: Sendable {
 
     /// Every command of the store.
     public static let standard = CommandTable([
-        .put, .add, .get, .remove, .import, .export, .find, .count, .facet, .index,
-        .search, .searches, .refresh, .archive, .archives, .changes, .watch, .replicate, .stats, .check, .repair, .compact, .help,
+        .put, .add, .get, .remove, .import, .export, .find, .count, .facet, .trend, .index,
+        .search, .searches, .refresh, .archive, .archives, .changes, .watch, .replicate, .stats, .check, .repair,
+        .compact, .help,
     ])
 
     /// The command with this name.

@@ -1,6 +1,6 @@
 import ArchivistStore
 
-/// Where `export` writes: standard output, or FILE as a `FileDestination` writes it (a regular
+/// Where `export` (and `trend --plot`) writes: standard output, or FILE as a `FileDestination` writes it (a regular
 /// file whole, by a synced temporary file renamed over it; a device, FIFO or socket in place).
 struct ExportDestination {
     /// What the documents are written to.
@@ -11,7 +11,7 @@ struct ExportDestination {
     private let writer: FileDestination.Writer?
 
     /// The shell's output, or FILE opened for writing (a FIFO's reader waited for, until Ctrl-C).
-    init(path: String?, shell: Shell, for invocation: Invocation<Command.ExportOption>) throws {
+    init<Options: CommandOptions>(path: String?, shell: Shell, for invocation: Invocation<Options>) throws {
         self.path = path
         guard let path else {
             writer = nil
@@ -34,7 +34,7 @@ struct ExportDestination {
 
     /// Puts FILE in place (a replaced file is synced and renamed; one written in place closed).
     /// On failure a replaced FILE is left as it was.
-    func commit(for invocation: Invocation<Command.ExportOption>) throws {
+    func commit<Options: CommandOptions>(for invocation: Invocation<Options>) throws {
         guard let writer else { return }
         sink.flush()
         if let failure = sink.failure {

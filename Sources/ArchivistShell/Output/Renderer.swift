@@ -45,14 +45,21 @@ public struct Renderer: Sendable {
         return 80
     }
 
-    /// Prints records; in table format, lines longer than `width` are cut with an ellipsis.
+    /// The lines of the terminal on `descriptor`: `LINES`, else the terminal's, else 24.
+    public static func terminalHeight(of descriptor: Int32 = STDOUT_FILENO) -> Int {
+        if let lines = Environment.process["LINES"].flatMap(Int.init), lines > 0 { return lines }
+        var size = winsize()
+        if ioctl(descriptor, UInt(TIOCGWINSZ), &size) == 0, size.ws_row > 0 { return Int(size.ws_row) }
+        return 24
+    }
+
+    /// Prints records; in table format the table fits `width` columns: when it is wider, the
+    /// widest columns are narrowed first (their cells cut with an ellipsis), down to
+    /// `narrowestColumn`, so every column still shows; only a table too wide even then has its
+    /// lines cut.
     public func render(list records: [Record], to sink: TextSink, clippingTo width: Int?) {
         guard let width, format == .table else { return render(list: records, to: sink) }
-        let table = TextSink()
-        render(list: records, to: table)
-        for line in table.capturedText.split(separator: "\n", omittingEmptySubsequences: false).dropLast() {
-            sink.line(DisplayWidth.clipped(String(line), to: width))
-        }
+        for line in Renderer.tableLines(records, fitting: width) { sink.line(line) }
     }
 
     /// Prints records: a JSON array, JSON lines, CSV, or an aligned table with a header.
@@ -71,25 +78,56 @@ public struct Renderer: Sendable {
                 sink.line(Renderer.cells(of: record, in: columns).map(Renderer.csvEscape).joined(separator: ","))
             }
         case .table:
-            let columns = Renderer.columns(of: records)
-            let rows = records.map { record in
-                Renderer.cells(of: record, in: columns).map { $0.replacingOccurrences(of: "\n", with: " ") }
-            }
-            var widths = columns.map(DisplayWidth.of)
-            for row in rows {
-                for (i, cell) in row.enumerated() { widths[i] = max(widths[i], DisplayWidth.of(cell)) }
-            }
-            func format(_ cells: [String]) -> String {
-                var line = ""
-                for (i, cell) in cells.enumerated() {
-                    if i > 0 { line += "  " }
-                    line += i == cells.count - 1 ? cell : DisplayWidth.padded(cell, to: widths[i])
-                }
-                return line
-            }
-            sink.line(format(columns))
-            for row in rows { sink.line(format(row)) }
+            for line in Renderer.tableLines(records, fitting: nil) { sink.line(line) }
         }
+    }
+
+    /// The fewest display columns a column is narrowed to when a table does not fit (or its own
+    /// width, when smaller): room for a few characters and the ellipsis.
+    static let narrowestColumn = 6
+
+    /// The columns each column of a table takes to fit `width` (two spaces between columns):
+    /// its widest cell, the widest columns narrowed first, one column at a time, until the
+    /// table fits or every column is down to `narrowestColumn`.
+    static func fittedWidths(_ natural: [Int], to width: Int) -> [Int] {
+        var widths = natural
+        var excess = widths.reduce(0, +) + 2 * max(0, widths.count - 1) - width
+        while excess > 0 {
+            guard let widest = widths.indices.max(by: { widths[$0] < widths[$1] }),
+                widths[widest] > min(natural[widest], narrowestColumn)
+            else { break }
+            // Down to the next widest column (or by the excess, if less), then share the rest.
+            let next = widths.enumerated().filter { $0.offset != widest }.map(\.element).max() ?? 0
+            let floor = min(natural[widest], narrowestColumn)
+            let cut = max(1, min(excess, widths[widest] - max(next, floor)))
+            widths[widest] -= cut
+            excess -= cut
+        }
+        return widths
+    }
+
+    /// An aligned table: the header, then a line per record; fitting `width` columns when given.
+    static func tableLines(_ records: [Record], fitting width: Int?) -> [String] {
+        let columns = Renderer.columns(of: records)
+        let rows = records.map { record in
+            Renderer.cells(of: record, in: columns).map { $0.replacingOccurrences(of: "\n", with: " ") }
+        }
+        var natural = columns.map(DisplayWidth.of)
+        for row in rows {
+            for (i, cell) in row.enumerated() { natural[i] = max(natural[i], DisplayWidth.of(cell)) }
+        }
+        let widths = width.map { fittedWidths(natural, to: $0) } ?? natural
+        func format(_ cells: [String]) -> String {
+            var line = ""
+            for (i, cell) in cells.enumerated() {
+                if i > 0 { line += "  " }
+                let shown = widths[i] < natural[i] ? DisplayWidth.clipped(cell, to: widths[i]) : cell
+                line += i == cells.count - 1 ? shown : DisplayWidth.padded(shown, to: widths[i])
+            }
+            guard let width else { return line }
+            return DisplayWidth.clipped(line, to: width)
+        }
+        return [format(columns)] + rows.map(format)
     }
 
     /// The union of the records' column names, in first-seen order.

@@ -42,39 +42,6 @@ extension DocumentStore {
     func segmentedTimeline(
         _ path: String, by bucket: TimeBucket, matching filter: Filter, _ segments: Segments
     ) throws(SegmentDamage) -> [Int64: Int]? {
-        var counts: [Int64: Int] = [:]
-        for searcher in segments.searchers {
-            let segment = searcher.snapshot
-            guard let field = try segment.field(path), !field.hasNestedArrays, let matches = try searcher.matching(filter) else {
-                return nil
-            }
-            // Rows are in value order: dates ascending, so one bucket's rows come together.
-            var current: (start: Int64, end: Int64, count: Int)?
-            for index in 0..<field.rowCount {
-                let row = try field.row(index)
-                guard row.rank == SortableKey.dateRank, row.isFacetValue else { continue }
-                if current == nil || row.instant < current!.start || row.instant >= current!.end {
-                    if let done = current, done.count > 0 { counts[done.start, default: 0] += done.count }
-                    let start = bucket.start(of: row.instant)
-                    current = (start, bucket.next(after: start), 0)
-                }
-                var count = 0
-                for ordinal in try field.ordinals(of: row) where Int(ordinal) < segment.count && matches.contains(Int(ordinal)) {
-                    count += 1
-                }
-                current!.count += count
-            }
-            if let done = current, done.count > 0 { counts[done.start, default: 0] += done.count }
-        }
-        let tail = segments.tail
-        let columns = tail.columns
-        for ordinal in tail.matching(filter) {
-            var starts = Set<Int64>()
-            for value in tail.resolve(path, Int(ordinal), in: columns) {
-                if case .string(let text) = value, let instant = ISODate.instant(of: text) { starts.insert(bucket.start(of: instant)) }
-            }
-            for start in starts { counts[start, default: 0] += 1 }
-        }
-        return counts
+        try segmentedTimelines(path, by: bucket, matching: [filter], segments)?.first
     }
 }

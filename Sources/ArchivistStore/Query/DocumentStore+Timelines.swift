@@ -1,0 +1,94 @@
+extension DocumentStore {
+    /// One timeline per filter over the same spans: the documents each filter matches per bucket
+    /// of the date at `path`, as `timeline(_:by:matching:)` counts them, on one list of spans from
+    /// the earliest to the latest that any filter's documents fall in (empty spans included).
+    ///
+    /// `counts[f][s]` is how many documents `filters[f]` matches in the span that starts at
+    /// `starts[s]`. From the segments, the date's dictionary is walked once for every filter (each
+    /// row's documents read once and tested against each filter's matches), so a trend of several
+    /// series and their total costs about one timeline; otherwise each filter's timeline is
+    /// counted in turn, and `scannedPaths` names the paths read from the documents.
+    public func timelines(
+        _ path: String, by bucket: TimeBucket, matching filters: [Filter]
+    ) throws(StoreError) -> (starts: [Int64], counts: [[Int]], scannedPaths: [String]) {
+        guard !filters.isEmpty else { return ([], [], []) }
+        var needed: Set<String> = [path]
+        for filter in filters { needed.formUnion(QueryIndex.neededPaths(filter: filter, textSearch: schema.textSearch)) }
+        var perFilter: [[Int64: Int]]
+        var scanned: [String] = []
+        if let fromIndex = try fromSegments(
+            needed, { (segments) throws(SegmentDamage) in try self.segmentedTimelines(path, by: bucket, matching: filters, segments) })
+        {
+            perFilter = fromIndex
+        } else {
+            perFilter = []
+            for filter in filters {
+                let (buckets, missing) = try timeline(path, by: bucket, matching: filter)
+                for name in missing where !scanned.contains(name) { scanned.append(name) }
+                var counts: [Int64: Int] = [:]
+                for item in buckets where item.count > 0 { counts[item.start] = item.count }
+                perFilter.append(counts)
+            }
+        }
+        let keys = perFilter.flatMap(\.keys)
+        guard let first = keys.min(), let last = keys.max() else { return ([], filters.map { _ in [] }, scanned) }
+        var starts: [Int64] = []
+        var start = first
+        while start <= last {
+            starts.append(start)
+            start = bucket.next(after: start)
+        }
+        return (starts, perFilter.map { counts in starts.map { counts[$0] ?? 0 } }, scanned)
+    }
+
+    /// The counts per bucket of each filter from the segments (each field's date rows in order,
+    /// each row's documents tested against every filter's matches) and the log's tail; nil when a
+    /// segment's field has nested arrays or a filter cannot be answered from a segment.
+    func segmentedTimelines(
+        _ path: String, by bucket: TimeBucket, matching filters: [Filter], _ segments: Segments
+    ) throws(SegmentDamage) -> [[Int64: Int]]? {
+        var counts = [[Int64: Int]](repeating: [:], count: filters.count)
+        for searcher in segments.searchers {
+            let segment = searcher.snapshot
+            guard let field = try segment.field(path), !field.hasNestedArrays else { return nil }
+            var matches: [OrdinalSet] = []
+            for filter in filters {
+                guard let found = try searcher.matching(filter) else { return nil }
+                matches.append(found)
+            }
+            // Rows are in value order: dates ascending, so one bucket's rows come together.
+            var current: (start: Int64, end: Int64)?
+            var running = [Int](repeating: 0, count: filters.count)
+            func close() {
+                guard let done = current else { return }
+                for f in running.indices where running[f] > 0 { counts[f][done.start, default: 0] += running[f] }
+                running = [Int](repeating: 0, count: filters.count)
+            }
+            for index in 0..<field.rowCount {
+                let row = try field.row(index)
+                guard row.rank == SortableKey.dateRank, row.isFacetValue else { continue }
+                if current == nil || row.instant < current!.start || row.instant >= current!.end {
+                    close()
+                    let start = bucket.start(of: row.instant)
+                    current = (start, bucket.next(after: start))
+                }
+                for ordinal in try field.ordinals(of: row) where Int(ordinal) < segment.count {
+                    for f in matches.indices where matches[f].contains(Int(ordinal)) { running[f] += 1 }
+                }
+            }
+            close()
+        }
+        let tail = segments.tail
+        let columns = tail.columns
+        for (f, filter) in filters.enumerated() {
+            for ordinal in tail.matching(filter) {
+                var starts = Set<Int64>()
+                for value in tail.resolve(path, Int(ordinal), in: columns) {
+                    if case .string(let text) = value, let instant = ISODate.instant(of: text) { starts.insert(bucket.start(of: instant)) }
+                }
+                for start in starts { counts[f][start, default: 0] += 1 }
+            }
+        }
+        return counts
+    }
+}
