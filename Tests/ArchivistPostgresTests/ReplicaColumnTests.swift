@@ -108,7 +108,7 @@ struct ReplicaColumnTests {
     func badConnectionString() throws {
         guard (try? PostgresLibrary.shared()) != nil else { return }
         #expect {
-            try ConnectionInfo("postgresql://alice:Pa55word@host:notaport/db")
+            try ConnectionInfo("postgresql://alice:Pa55word@host/db?nosuchoption=1")
         } throws: { error in
             let text = "\(error)"
             return !text.contains("Pa55word") && !text.contains("\n") && text.hasPrefix("connection string:")
