@@ -375,9 +375,9 @@ public final class Replicator {
         ["id", "seq", "doc", "stored_at", "updated_at", "terms"] + columns.map(\.name)
     }
 
-    private func createTable(_ connection: PostgresConnection, _ relation: String) throws(PostgresError) {
+    private func createTable(_ connection: PostgresConnection, _ relation: String, primaryKey: Bool = true) throws(PostgresError) {
         var definitions = [
-            "id text PRIMARY KEY", "seq bigint NOT NULL", "doc jsonb NOT NULL", "stored_at timestamptz", "updated_at timestamptz",
+            primaryKey ? "id text PRIMARY KEY" : "id text NOT NULL", "seq bigint NOT NULL", "doc jsonb NOT NULL", "stored_at timestamptz", "updated_at timestamptz",
             "terms tsvector",
         ]
         definitions += columns.map { "\(TableName.quote($0.name)) \($0.kind.rawValue)" }
@@ -411,29 +411,75 @@ public final class Replicator {
             sample.append(projection.paths.map { fields[$0] })
         }
         columns = ReplicaColumn.columns(for: projection, sample: sample)
-        try createTable(connection, loadName)
-        stagingMade = false
+        // The rows go in first, into a table without any index (COPY at the server's full rate);
+        // removals into a temporary table; the older versions and the removed rows are deleted
+        // at the end, then the primary key and the other indexes are built.
+        try createTable(connection, loadName, primaryKey: false)
+        try connection.execute(
+            "CREATE TEMP TABLE IF NOT EXISTS archivist_removed (id text, seq bigint); TRUNCATE archivist_removed",
+            doing: "creating the table of removals")
+        let target = table.qualified(loadName)
+        let names = columnNames.map(TableName.quote).joined(separator: ", ")
         let total = try store.count
         var since = 0
         var copied = 0
         var changes = 0
         var lastID: String?
         events(.loading(copied: 0, total: total))
+        // The next page's rows are read and encoded on other threads while this one is sent: the
+        // folder's side and the server's overlap.
+        let store = self.store
+        let columns = self.columns
+        let limit = batchSize
+        let prepare: @Sendable (Int) -> Result<LoadPage, any Error> = { since in
+            Result {
+                let page = try store.changePage(since: since, limit: limit)
+                var last: [String: Change] = [:]
+                for change in page.changes { last[change.id] = change }
+                let ids = last.values.filter { $0.kind != .removed }.map(\.id).sorted()
+                let removals = last.values.filter { $0.kind == .removed }.map { ($0.id, $0.sequence) }
+                return LoadPage(
+                    changes: page.changes.count, through: page.through, lastID: page.changes.last?.id,
+                    rows: try Replicator.rows(for: ids, store: store, columns: columns), removals: removals)
+            }
+        }
+        var current = try prepare(0).get()
         while true {
             if shouldStop() { throw PostgresError.loadStopped(table: table.description) }
-            let page = try store.changePage(since: since, limit: batchSize)
-            if !page.changes.isEmpty {
-                try connection.execute("BEGIN", doing: "loading \(table)")
-                let applied = try apply(page.changes, to: loadName, connection)
-                try connection.execute("COMMIT", doing: "loading \(table)")
-                copied += applied.written
-                changes += page.changes.count
-                lastID = page.changes.last?.id
+            let next = current.changes < limit ? nil : Prefetch(since: current.through, prepare)
+            if current.changes > 0 {
+                let rows = current.rows
+                try connection.copy("COPY \(target) (\(names)) FROM STDIN", doing: "copying documents into \(loadName)") {
+                    sink throws(PostgresError) in
+                    for row in rows { try sink.row(row) }
+                }
+                let removals = current.removals
+                if !removals.isEmpty {
+                    try connection.copy("COPY archivist_removed (id, seq) FROM STDIN", doing: "noting removals") { sink throws(PostgresError) in
+                        for (id, sequence) in removals { try sink.row([.text(id), .text(String(sequence))]) }
+                    }
+                }
+                copied += rows.count
+                changes += current.changes
+                lastID = current.lastID
                 events(.loading(copied: copied, total: max(total, copied)))
             }
-            since = page.through
-            if page.changes.count < batchSize { break }
+            since = current.through
+            guard let next else { break }
+            current = try next.value().get()
         }
+        try connection.execute(
+            "DELETE FROM \(target) AS t USING archivist_removed AS r WHERE t.id = r.id AND t.seq < r.seq",
+            doing: "dropping removed documents from \(loadName)")
+        // An ID the feed gave twice (changed again after the last compact) was copied twice.
+        try connection.execute(
+            """
+            DELETE FROM \(target) AS a USING \(target) AS b
+            WHERE a.id = b.id AND (a.seq < b.seq OR (a.seq = b.seq AND a.ctid < b.ctid))
+            """, doing: "dropping older versions from \(loadName)")
+        try connection.execute(
+            "ALTER TABLE \(target) ADD CONSTRAINT \(TableName.quote(loadName + "_pkey")) PRIMARY KEY (id)",
+            doing: "indexing \(table) (id)")
         var built: [String] = []
         for (suffix, definition) in secondaryIndexes {
             do throws(PostgresError) {
@@ -471,6 +517,9 @@ public final class Replicator {
                 columnsJSON,
             ], doing: "writing the checkpoint of \(table)")
         try connection.execute("COMMIT", doing: "installing \(table)")
+        // The staging table of later batches takes the new table's columns.
+        try connection.execute("DROP TABLE IF EXISTS pg_temp.archivist_staging", doing: "dropping the staging table")
+        stagingMade = false
         return (since, rows, changes)
     }
 
@@ -566,8 +615,11 @@ public final class Replicator {
     /// The COPY rows of documents `ids` as the folder holds them now (an ID removed since is left
     /// out: its removal follows in the feed). Read and encoded on all cores.
     private func rows(for ids: [String]) throws -> [[CopyValue]] {
-        let store = self.store
-        let columns = self.columns
+        try Replicator.rows(for: ids, store: store, columns: columns)
+    }
+
+    /// `rows(for:)` of `store` with `columns`, callable from any thread.
+    static func rows(for ids: [String], store: DocumentStore, columns: [ReplicaColumn]) throws -> [[CopyValue]] {
         let projection = store.projection
         let textSearch: TextSearch? = store.schema.textSearch.fields.isEmpty ? nil : store.schema.textSearch
         let results = ConcurrentReads.shared.map(ids.count) { index -> Result<[CopyValue]?, StoreError> in
@@ -664,5 +716,34 @@ public final class Replicator {
             literal += positions[word]!.joined(separator: ",")
         }
         return literal
+    }
+}
+
+/// A page of the initial load, read and encoded.
+struct LoadPage: Sendable {
+    var changes: Int
+    var through: Int
+    var lastID: String?
+    var rows: [[CopyValue]]
+    var removals: [(String, Int)]
+}
+
+/// A value computed on another thread, waited for by `value()`.
+final class Prefetch<Value: Sendable>: @unchecked Sendable {
+    private let done = DispatchSemaphore(value: 0)
+    private var result: Value?
+
+    /// Starts `work(argument)` on a global queue.
+    init<Argument: Sendable>(since argument: Argument, _ work: @escaping @Sendable (Argument) -> Value) {
+        DispatchQueue.global().async {
+            self.result = work(argument)
+            self.done.signal()
+        }
+    }
+
+    /// Waits for the value.
+    func value() -> Value {
+        done.wait()
+        return result!
     }
 }
