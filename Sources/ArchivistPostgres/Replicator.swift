@@ -696,26 +696,50 @@ public final class Replicator {
     /// with its positions, weighted A (weight 3 and above), B (2), C (1) or D by its field, so that
     /// SQL finds exactly the documents Archivist's own search does (no stemming, the same folding).
     static func terms(of document: JSONValue, textSearch: TextSearch) -> String {
-        var positions: [String: [String]] = [:]
-        var order: [String] = []
-        var position = 0
+        // Each word once, in the order first seen, with its positions (at most 256, as tsvector
+        // keeps) as "position" + weight letter; built as bytes, the hot loop of a load.
+        var slots: [String: Int] = [:]
+        var words: [String] = []
+        var positions: [[UInt32]] = []
+        var position: UInt32 = 0
         for (word, weight) in textSearch.words(of: document) {
             guard word.utf8.count < 2_000 else { continue }
             position = min(position + 1, 16_383)
-            let letter = weight >= 3 ? "A" : weight >= 2 ? "B" : weight >= 1 ? "C" : "D"
-            if positions[word] == nil {
-                positions[word] = []
-                order.append(word)
+            let letter: UInt32 = weight >= 3 ? 0 : weight >= 2 ? 1 : weight >= 1 ? 2 : 3
+            let slot: Int
+            if let known = slots[word] {
+                slot = known
+            } else {
+                slot = words.count
+                slots[word] = slot
+                words.append(word)
+                positions.append([])
             }
-            if positions[word]!.count < 256 { positions[word]!.append("\(position)\(letter)") }
+            if positions[slot].count < 256 { positions[slot].append(position << 2 | letter) }
         }
-        var literal = ""
-        for word in order {
-            if !literal.isEmpty { literal += " " }
-            literal += "'" + word.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "''") + "':"
-            literal += positions[word]!.joined(separator: ",")
+        var literal: [UInt8] = []
+        literal.reserveCapacity(words.count * 12)
+        for (slot, word) in words.enumerated() {
+            if slot > 0 { literal.append(0x20) }
+            literal.append(0x27)
+            for byte in word.utf8 {
+                if byte == 0x27 || byte == 0x5C { literal.append(byte) }
+                literal.append(byte)
+            }
+            literal.append(contentsOf: [0x27, 0x3A])
+            for (index, packed) in positions[slot].enumerated() {
+                if index > 0 { literal.append(0x2C) }
+                var digits: [UInt8] = []
+                var number = packed >> 2
+                repeat {
+                    digits.append(UInt8(48 + number % 10))
+                    number /= 10
+                } while number > 0
+                literal.append(contentsOf: digits.reversed())
+                literal.append(UInt8(65 + packed & 3))
+            }
         }
-        return literal
+        return String(decoding: literal, as: UTF8.self)
     }
 }
 
