@@ -49,6 +49,31 @@ struct EntryTable {
         return try segments[place].mapped.entry(at: ordinal)
     }
 
+    /// The sequence number of an ID's last change the table knows of (its live entry's, or its
+    /// tombstone's: the tail's removal or a segment's tombstone no newer change superseded), and
+    /// whether it is a removal; nil when the table knows of none. A removal the tail holds
+    /// without its line's number (never read from a line) answers 0.
+    func lastChange(_ key: DocumentID) throws(SegmentDamage) -> (sequence: Int, isRemoval: Bool)? {
+        if let change = overlay[key] {
+            if let entry = change { return (entry.sequence, false) }
+            return (removals[key]?.sequence ?? 0, true)
+        }
+        guard !segments.isEmpty else { return nil }
+        var id = key.rawValue
+        let hash = id.withUTF8 { IDFilter.hash(UnsafeRawBufferPointer($0)) }
+        for place in segments.indices.reversed() {
+            let segment = segments[place]
+            guard try segment.mapped.mayContain(idHash: hash) else { continue }
+            if let ordinal = try segment.mapped.ordinal(of: key.rawValue), !segment.isDeleted(ordinal), !masked[place].contains(ordinal) {
+                return (try segment.mapped.sequence(at: ordinal), false)
+            }
+            if let index = try segment.mapped.tombstoneIndex(of: key.rawValue), !segment.isDeleted(segment.mapped.count + index) {
+                return (try segment.mapped.tombstone(at: index).sequence, true)
+            }
+        }
+        return nil
+    }
+
     /// Sets (or, with nil, removes) the entry of an ID. A removal stays in the tail as a change
     /// (its tombstone, when the tail is flushed).
     mutating func set(_ key: DocumentID, _ entry: IndexEntry?) throws(SegmentDamage) {
