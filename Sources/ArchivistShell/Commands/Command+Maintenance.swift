@@ -36,6 +36,7 @@ extension Command {
             ("index_bytes", .int(stats.indexBytes)),
             ("index_lines", .int(stats.indexLines)),
             ("dead_entries", .int(stats.deadEntries)),
+            ("tombstones", .int(stats.tombstones)),
             ("format_version", .int(stats.formatVersion)),
             ("projection", .array(stats.projection.map { .string($0) })),
         ]

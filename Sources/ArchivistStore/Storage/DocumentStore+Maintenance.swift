@@ -7,10 +7,12 @@ extension DocumentStore {
             try self.refresh(&state)
             let indexBytes = try fileSystem.status(of: path(FileNames.index))?.size ?? 0
             let bytes = try self.table(try state.entries.totalSize())
+            let tombstones = try self.table(try state.entries.tombstoneCount())
             var statistics = StoreStatistics(
                 documents: state.entries.count, documentBytes: bytes, indexBytes: indexBytes,
-                indexLines: state.index.lines, deadEntries: max(0, state.index.lines - state.entries.count),
+                indexLines: state.index.lines, deadEntries: max(0, state.index.lines - state.entries.count - tombstones),
                 formatVersion: state.metadata.format, projection: state.projection.paths)
+            statistics.tombstones = tombstones
             if let manifest = state.manifest {
                 statistics.segments = manifest.segments.map { record in
                     StoreStatistics.Segment(

@@ -58,20 +58,37 @@ struct EntryTable {
             if let entry = change { return (entry.sequence, false) }
             return (removals[key]?.sequence ?? 0, true)
         }
+        return try segmentRecord(key)
+    }
+
+    /// An ID's last change as the segments record it (ignoring the tail): its live document's
+    /// number, or its tombstone's, the newest segment first.
+    private func segmentRecord(_ key: DocumentID) throws(SegmentDamage) -> (sequence: Int, isRemoval: Bool)? {
         guard !segments.isEmpty else { return nil }
         var id = key.rawValue
         let hash = id.withUTF8 { IDFilter.hash(UnsafeRawBufferPointer($0)) }
-        for place in segments.indices.reversed() {
-            let segment = segments[place]
+        for segment in segments.reversed() {
             guard try segment.mapped.mayContain(idHash: hash) else { continue }
-            if let ordinal = try segment.mapped.ordinal(of: key.rawValue), !segment.isDeleted(ordinal), !masked[place].contains(ordinal) {
+            if let ordinal = try segment.mapped.ordinal(of: key.rawValue), !segment.isDeleted(ordinal) {
                 return (try segment.mapped.sequence(at: ordinal), false)
             }
-            if let index = try segment.mapped.tombstoneIndex(of: key.rawValue), !segment.isDeleted(segment.mapped.count + index) {
+            if let index = try segment.mapped.tombstoneIndex(of: id), !segment.isDeleted(segment.mapped.count + index) {
                 return (try segment.mapped.tombstone(at: index).sequence, true)
             }
         }
         return nil
+    }
+
+    /// How many IDs' last change is a removal (the log's tombstones): the segments' live
+    /// tombstones, less those the tail supersedes, plus the tail's removals. Costs a look-up
+    /// per change of the tail.
+    func tombstoneCount() throws(SegmentDamage) -> Int {
+        var total = segments.reduce(0) { $0 + $1.record.tombstones - $1.record.deletedTombstones }
+        for (key, change) in overlay {
+            if change == nil { total += 1 }
+            if try segmentRecord(key)?.isRemoval == true { total -= 1 }
+        }
+        return total
     }
 
     /// Sets (or, with nil, removes) the entry of an ID. A removal stays in the tail as a change
