@@ -69,7 +69,8 @@ struct FeedSurvivalTests {
             let expected = history.latest(after: since)
             #expect(Self.latest(changes) == expected, "\(context): since \(since)", sourceLocation: sourceLocation)
             if exactly {
-                #expect(changes.count == expected.count, "\(context): since \(since), \(changes.count) changes", sourceLocation: sourceLocation)
+                #expect(
+                    changes.count == expected.count, "\(context): since \(since), \(changes.count) changes", sourceLocation: sourceLocation)
             }
             #expect(zip(changes, changes.dropFirst()).allSatisfy { $0.sequence < $1.sequence }, sourceLocation: sourceLocation)
         }
@@ -284,7 +285,8 @@ struct FeedSurvivalTests {
             try history.catchUp(store)
             try Self.expectFollowers(store, history, exactly: true, "round \(round), repair")
             let paths = store.projection.paths
-            try store.changeProjection(to: Projection(paths: round % 2 == 0 ? paths + ["byline.original"] : paths.filter { $0 != "byline.original" }))
+            try store.changeProjection(
+                to: Projection(paths: round % 2 == 0 ? paths + ["byline.original"] : paths.filter { $0 != "byline.original" }))
             try Self.expectFollowers(store, history, exactly: true, "round \(round), index add/drop")
             try store.put(Self.article("a1", headline: "Round \(round)"), id: "a1")
             try history.catchUp(store)

@@ -35,8 +35,8 @@ extension Command {
             change left it (a removal matches when the document it removed did); it may use projected
             fields and text search. With --follow, changes committed by any process are printed within a
             moment of their commit, until Ctrl-C or until the reader of the output goes away; nothing is
-            used while nothing changes. A --since before the feed's start (moved only by 'compact
-            --purge-removals' or the rebuild of an unreadable index) is an error that says where it starts.
+            used while nothing changes. A --since before the feed's start is an error that says where it
+            starts; only 'compact --purge-removals' and the rebuild of an unreadable index move the start.
             """,
         examples: [
             "changes --since 1200", "changes --since 1200 section_name = Sports --fields headline.main",

@@ -114,7 +114,8 @@ extension Command {
         if report.renumbered {
             records.append(
                 Record([
-                    ("action", .string("renumbered")), ("file", .string(FileNames.index)), ("to", .string("feed_start \(report.feedStart)")),
+                    ("action", .string("renumbered")), ("file", .string(FileNames.index)),
+                    ("to", .string("feed_start \(report.feedStart)")),
                 ]))
             shell.errors.line("note: \(renumberedNote(feedStart: report.feedStart))")
         }
@@ -138,9 +139,7 @@ extension Command {
         var declaration: Option {
             switch self {
             case .purgeRemovals:
-                Option(
-                    "--purge-removals",
-                    help: "drop the removals kept for the changes feed too; followers behind them must read every document again")
+                Option("--purge-removals", help: "drop the removals kept for the changes feed too (feed_start moves past them)")
             }
         }
     }

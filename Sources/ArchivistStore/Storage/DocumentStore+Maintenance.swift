@@ -129,7 +129,8 @@ extension DocumentStore {
             throw .damagedSnapshot(
                 path: path(FileNames.segments),
                 reason:
-                    "the segments hold \(Plural.count(state.entries.count, "live document")), the log \(entryLines): run 'archivist repair'")
+                    "the segments hold \(Plural.count(state.entries.count, "live document")), the log \(entryLines): run 'archivist repair'"
+            )
         }
         let highest = state.lastSequence
         var metadata = state.metadata
@@ -293,7 +294,8 @@ extension DocumentStore {
     /// them (`feedStart`). Either way the segments are then built from it again (a chunk at a
     /// time): nothing is held per document. Without `persist` (a reader that cannot take the
     /// lock), the entries are kept in memory.
-    func rebuildEntries(_ state: inout State, persist: Bool, keepingOldIndex: Bool = false, keepingNumbers: Bool = false) throws(StoreError) {
+    func rebuildEntries(_ state: inout State, persist: Bool, keepingOldIndex: Bool = false, keepingNumbers: Bool = false) throws(StoreError)
+    {
         guard persist else {
             let scanned = try scanDocuments(projection: state.projection, known: state.entries)
             state.entries = EntryTable()

@@ -124,12 +124,11 @@ extension DocumentStore {
             next = removals.nextSequence
             var metadata = state.metadata
             metadata.sequenceFloor = max(metadata.sequenceFloor, floor, next - 1)
-            // A crash between the two renames leaves a floor too high for the old file: numbers
-            // are skipped, never given twice.
-            if metadata != state.metadata {
-                try writeDurably(metadata.encoded(), to: FileNames.metadata)
-                state.metadata = metadata
-            }
+            // Written first (with the projection the new file is made with, for `index add` and
+            // `drop`): a crash between the two renames leaves a floor too high for the old file,
+            // so numbers are skipped, never given twice.
+            try writeDurably(metadata.encoded(), to: FileNames.metadata)
+            state.metadata = metadata
             try install(output, as: FileNames.index)
         } catch {
             _ = try? fileSystem.removeFile(output)

@@ -655,7 +655,8 @@ extension IndexFile {
             return entryLine(entry, sequence: sequence, fields: fields(entry.fields) ?? Array("{}".utf8))
         case .removal(let removal):
             return removalLine(
-                id: removal.id, sequence: sequence, at: decoded.removedAt ?? Timestamp(milliseconds: 0), fields: fields(decoded.removedFields))
+                id: removal.id, sequence: sequence, at: decoded.removedAt ?? Timestamp(milliseconds: 0),
+                fields: fields(decoded.removedFields))
         }
     }
 }
