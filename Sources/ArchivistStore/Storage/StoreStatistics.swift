@@ -23,7 +23,8 @@ public struct StoreStatistics: Sendable, Equatable {
     public var changesAfterSegments: Int = 0
     /// The highest sequence number given out (0 before the first change).
     public var lastSequence: Int = 0
-    /// The changes feed is whole after this sequence number (0: since the folder began).
+    /// The changes feed is whole after this sequence number (0: since the folder began); moved
+    /// only by `compact(purgeRemovals: true)` and a rebuild of an unreadable index.
     public var feedStart: Int = 0
 
     /// One segment file.
