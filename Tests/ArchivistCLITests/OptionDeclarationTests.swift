@@ -15,7 +15,7 @@ struct OptionDeclarationTests {
         (.remove, Command.RemoveOption.self), (.export, Command.ExportOption.self), (.find, Command.FindOption.self),
         (.facet, Command.FacetOption.self), (.search, Command.SearchOption.self), (.searches, Command.SearchesOption.self),
         (.refresh, Command.RefreshOption.self), (.archive, Command.ArchiveOption.self), (.changes, Command.ChangesOption.self),
-        (.watch, Command.WatchOption.self),
+        (.watch, Command.WatchOption.self), (.compact, Command.CompactOption.self),
     ]
 
     /// Every spelling any command or `archivist` itself declares.
