@@ -411,72 +411,49 @@ public final class Replicator {
             sample.append(projection.paths.map { fields[$0] })
         }
         columns = ReplicaColumn.columns(for: projection, sample: sample)
-        // The rows go in first, into a table without any index (COPY at the server's full rate);
-        // removals into a temporary table; the older versions and the removed rows are deleted
-        // at the end, then the primary key and the other indexes are built.
+        // The rows go in first, into a table without any index (COPY at the server's full rate),
+        // then the primary key and the other indexes are built. The documents are read in the
+        // order of their IDs (the folder's own layout, as export reads them), a window at a time;
+        // the checkpoint is the folder's last number before the first read, and the changes after
+        // it (some already copied: a row is only replaced by a higher number) follow as batches.
         try createTable(connection, loadName, primaryKey: false)
-        try connection.execute(
-            "CREATE TEMP TABLE IF NOT EXISTS archivist_removed (id text, seq bigint); TRUNCATE archivist_removed",
-            doing: "creating the table of removals")
         let target = table.qualified(loadName)
         let names = columnNames.map(TableName.quote).joined(separator: ", ")
         let total = try store.count
-        var since = 0
+        let position = try store.lastSequence
         var copied = 0
-        var changes = 0
-        var lastID: String?
         events(.loading(copied: 0, total: total))
-        // The next page's rows are read and encoded on other threads while this one is sent: the
-        // folder's side and the server's overlap.
         let store = self.store
         let columns = self.columns
         let limit = batchSize
-        let prepare: @Sendable (Int) -> Result<LoadPage, any Error> = { since in
+        // The next window's rows are read and encoded on other threads while this one is sent:
+        // the folder's side and the server's overlap.
+        let prepare: @Sendable (String?) -> Result<LoadPage, any Error> = { after in
             Result {
-                let page = try store.changePage(since: since, limit: limit)
-                var last: [String: Change] = [:]
-                for change in page.changes { last[change.id] = change }
-                let ids = last.values.filter { $0.kind != .removed }.map(\.id).sorted()
-                let removals = last.values.filter { $0.kind == .removed }.map { ($0.id, $0.sequence) }
-                return LoadPage(
-                    changes: page.changes.count, through: page.through, lastID: page.changes.last?.id,
-                    rows: try Replicator.rows(for: ids, store: store, columns: columns), removals: removals)
+                let ids = try store.entries(after: after, limit: limit).map(\.id)
+                return LoadPage(count: ids.count, last: ids.last, rows: try Replicator.rows(for: ids, store: store, columns: columns))
             }
         }
-        var current = try prepare(0).get()
+        var current = try prepare(nil).get()
         while true {
             if shouldStop() { throw PostgresError.loadStopped(table: table.description) }
-            let next = current.changes < limit ? nil : Prefetch(since: current.through, prepare)
-            if current.changes > 0 {
-                let rows = current.rows
+            let next = current.count < limit ? nil : Prefetch(since: current.last, prepare)
+            let rows = current.rows
+            if !rows.isEmpty {
                 try connection.copy("COPY \(target) (\(names)) FROM STDIN", doing: "copying documents into \(loadName)") {
                     sink throws(PostgresError) in
                     for row in rows { try sink.row(row) }
                 }
-                let removals = current.removals
-                if !removals.isEmpty {
-                    try connection.copy("COPY archivist_removed (id, seq) FROM STDIN", doing: "noting removals") { sink throws(PostgresError) in
-                        for (id, sequence) in removals { try sink.row([.text(id), .text(String(sequence))]) }
-                    }
-                }
                 copied += rows.count
-                changes += current.changes
-                lastID = current.lastID
                 events(.loading(copied: copied, total: max(total, copied)))
             }
-            since = current.through
             guard let next else { break }
             current = try next.value().get()
         }
-        try connection.execute(
-            "DELETE FROM \(target) AS t USING archivist_removed AS r WHERE t.id = r.id AND t.seq < r.seq",
-            doing: "dropping removed documents from \(loadName)")
-        // An ID the feed gave twice (changed again after the last compact) was copied twice.
-        try connection.execute(
-            """
-            DELETE FROM \(target) AS a USING \(target) AS b
-            WHERE a.id = b.id AND (a.seq < b.seq OR (a.seq = b.seq AND a.ctid < b.ctid))
-            """, doing: "dropping older versions from \(loadName)")
+        let since = position
+        let changes = 0
+        let atPosition = position > 0 ? try store.changePage(since: position - 1, limit: 1).changes.first : nil
+        let lastID = atPosition?.sequence == position ? atPosition?.id : nil
         try connection.execute(
             "ALTER TABLE \(target) ADD CONSTRAINT \(TableName.quote(loadName + "_pkey")) PRIMARY KEY (id)",
             doing: "indexing \(table) (id)")
@@ -743,13 +720,14 @@ public final class Replicator {
     }
 }
 
-/// A page of the initial load, read and encoded.
+/// A window of the initial load, read and encoded.
 struct LoadPage: Sendable {
-    var changes: Int
-    var through: Int
-    var lastID: String?
+    /// The IDs listed (some may be gone since).
+    var count: Int
+    /// The last ID listed (the next window starts after it).
+    var last: String?
+    /// The rows of the documents still there.
     var rows: [[CopyValue]]
-    var removals: [(String, Int)]
 }
 
 /// A value computed on another thread, waited for by `value()`.
