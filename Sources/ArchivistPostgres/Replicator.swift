@@ -134,7 +134,9 @@ public final class Replicator {
                 if rows != "0" {
                     throw PostgresError.unusableTable(
                         table: table.description,
-                        reason: "it exists with \(rows ?? "?") rows and no checkpoint in archivist_replicas: it is not a copy this folder made (choose another --table, or drop it)")
+                        reason:
+                            "it exists with \(rows ?? "?") rows and no checkpoint in archivist_replicas: it is not a copy this folder made (choose another --table, or drop it)"
+                    )
                 }
             }
             report.loaded = checkpoint == nil || checkpoint?.loaded == false ? .initial : .resync
@@ -337,19 +339,25 @@ public final class Replicator {
         if !checkpoint.folderCreatedAt.isEmpty, !identity.isEmpty, checkpoint.folderCreatedAt != identity {
             throw PostgresError.copyReset(
                 table: table.description,
-                reason: "the copy was made from a folder created \(checkpoint.folderCreatedAt) (\(checkpoint.folder)), and this folder was created \(identity)")
+                reason:
+                    "the copy was made from a folder created \(checkpoint.folderCreatedAt) (\(checkpoint.folder)), and this folder was created \(identity)"
+            )
         }
         let last = try store.lastSequence
         if checkpoint.lastSequence > last {
             throw PostgresError.copyReset(
                 table: table.description,
-                reason: "the copy's checkpoint is \(checkpoint.lastSequence), above the folder's last change \(last) (was the folder restored from an older copy?)")
+                reason:
+                    "the copy's checkpoint is \(checkpoint.lastSequence), above the folder's last change \(last) (was the folder restored from an older copy?)"
+            )
         }
         let start = try store.feedStart
         if checkpoint.lastSequence < start {
             throw PostgresError.copyReset(
                 table: table.description,
-                reason: "the folder's changes feed starts after \(start) now (compact --purge-removals or a rebuilt index), past the copy's checkpoint \(checkpoint.lastSequence)")
+                reason:
+                    "the folder's changes feed starts after \(start) now (compact --purge-removals or a rebuilt index), past the copy's checkpoint \(checkpoint.lastSequence)"
+            )
         }
         // The change numbered at the checkpoint, when the log still holds it, must be the one
         // applied: a folder restored from a backup and written to since gives its numbers again.
@@ -359,7 +367,9 @@ public final class Replicator {
         {
             throw PostgresError.copyReset(
                 table: table.description,
-                reason: "change \(checkpoint.lastSequence) of the folder is to \(change.id), and the copy applied it to \(lastID) (was the folder restored from an older copy?)")
+                reason:
+                    "change \(checkpoint.lastSequence) of the folder is to \(change.id), and the copy applied it to \(lastID) (was the folder restored from an older copy?)"
+            )
         }
     }
 
@@ -377,7 +387,8 @@ public final class Replicator {
 
     private func createTable(_ connection: PostgresConnection, _ relation: String, primaryKey: Bool = true) throws(PostgresError) {
         var definitions = [
-            primaryKey ? "id text PRIMARY KEY" : "id text NOT NULL", "seq bigint NOT NULL", "doc jsonb NOT NULL", "stored_at timestamptz", "updated_at timestamptz",
+            primaryKey ? "id text PRIMARY KEY" : "id text NOT NULL", "seq bigint NOT NULL", "doc jsonb NOT NULL", "stored_at timestamptz",
+            "updated_at timestamptz",
             "terms tsvector",
         ]
         definitions += columns.map { "\(TableName.quote($0.name)) \($0.kind.rawValue)" }
@@ -390,7 +401,11 @@ public final class Replicator {
     private var secondaryIndexes: [(String, String)] {
         var indexes = [("seq", "(seq)"), ("doc", "USING gin (doc jsonb_path_ops)"), ("terms", "USING gin (terms)")]
         for column in columns where column.isIndexed {
-            indexes.append((column.name, column.kind == .textArray ? "USING gin (\(TableName.quote(column.name)))" : "(\(TableName.quote(column.name)))"))
+            indexes.append(
+                (
+                    column.name,
+                    column.kind == .textArray ? "USING gin (\(TableName.quote(column.name)))" : "(\(TableName.quote(column.name)))"
+                ))
         }
         return indexes
     }
@@ -471,10 +486,12 @@ public final class Replicator {
             }
         }
         try connection.execute("ANALYZE \(table.qualified(loadName))", doing: "analyzing \(table)")
-        let rows = Int(try connection.execute("SELECT count(*) FROM \(table.qualified(loadName))", doing: "counting \(table)").scalar ?? "") ?? 0
+        let rows =
+            Int(try connection.execute("SELECT count(*) FROM \(table.qualified(loadName))", doing: "counting \(table)").scalar ?? "") ?? 0
         try connection.execute("BEGIN", doing: "installing \(table)")
         try connection.execute("DROP TABLE IF EXISTS \(table.sql)", doing: "replacing \(table)")
-        try connection.execute("ALTER TABLE \(table.qualified(loadName)) RENAME TO \(TableName.quote(table.name))", doing: "installing \(table)")
+        try connection.execute(
+            "ALTER TABLE \(table.qualified(loadName)) RENAME TO \(TableName.quote(table.name))", doing: "installing \(table)")
         for suffix in ["pkey"] + built {
             try connection.execute(
                 "ALTER INDEX \(table.qualified(loadName + "_" + suffix)) RENAME TO \(TableName.quote(table.name + "_" + suffix))",
@@ -556,7 +573,8 @@ public final class Replicator {
             }
             let rows = try self.rows(for: upserts)
             let names = columnNames.map(TableName.quote).joined(separator: ", ")
-            try connection.copy("COPY archivist_staging (\(names)) FROM STDIN", doing: "copying documents into \(relation)") { sink throws(PostgresError) in
+            try connection.copy("COPY archivist_staging (\(names)) FROM STDIN", doing: "copying documents into \(relation)") {
+                sink throws(PostgresError) in
                 for row in rows { try sink.row(row) }
             }
             let updates = columnNames.dropFirst().map { "\(TableName.quote($0)) = EXCLUDED.\(TableName.quote($0))" }.joined(separator: ", ")
@@ -607,7 +625,10 @@ public final class Replicator {
                     guard let bytes = try store.documentBytes(withID: ids[index]) else { continue }
                     guard FNV1a64.hash(bytes) == entry.hash else { continue }
                     let document = try store.parsedDocument(bytes, id: ids[index])
-                    return .success(Replicator.row(entry: entry, bytes: bytes, document: document, projection: projection, columns: columns, textSearch: textSearch))
+                    return .success(
+                        Replicator.row(
+                            entry: entry, bytes: bytes, document: document, projection: projection, columns: columns, textSearch: textSearch
+                        ))
                 }
                 return .success(nil)
             } catch {
