@@ -26,6 +26,16 @@ public final class Replicator {
         public var checkpoint: Int = 0
         /// The table's rows after the pass.
         public var rows: Int = 0
+
+        /// Adds what a later batch or pass did: its counts, and where it left the checkpoint.
+        mutating func absorb(_ later: Report) {
+            if let loaded = later.loaded { self.loaded = loaded }
+            changes += later.changes
+            written += later.written
+            deleted += later.deleted
+            checkpoint = later.checkpoint
+            rows = later.rows
+        }
     }
 
     /// Why the whole folder was copied.
@@ -154,11 +164,7 @@ public final class Replicator {
         while !shouldStop() {
             let batch = try applyNextBatch(connection, after: report.checkpoint, rows: report.rows)
             guard let batch else { break }
-            report.changes += batch.changes
-            report.written += batch.written
-            report.deleted += batch.deleted
-            report.checkpoint = batch.checkpoint
-            report.rows = batch.rows
+            report.absorb(batch)
             events(.batch(batch))
         }
         return report
@@ -186,12 +192,7 @@ public final class Replicator {
                     identity = try folderIdentity()
                     needsResync = false
                     needsPass = false
-                    if let loaded = pass.loaded { total.loaded = loaded }
-                    total.changes += pass.changes
-                    total.written += pass.written
-                    total.deleted += pass.deleted
-                    total.checkpoint = pass.checkpoint
-                    total.rows = pass.rows
+                    total.absorb(pass)
                 } else if try store.lastSequence > total.checkpoint {
                     // What `verify` checks against the server's checkpoint, against the one in hand.
                     if try folderIdentity() != identity {
@@ -205,11 +206,7 @@ public final class Replicator {
                     }
                     let connection = try connected()
                     while !shouldStop(), let batch = try applyNextBatch(connection, after: total.checkpoint, rows: total.rows) {
-                        total.changes += batch.changes
-                        total.written += batch.written
-                        total.deleted += batch.deleted
-                        total.checkpoint = batch.checkpoint
-                        total.rows = batch.rows
+                        total.absorb(batch)
                         events(.batch(batch))
                     }
                 }

@@ -102,13 +102,7 @@ extension DocumentStore {
                     guard !change.isRemoval else { return true }
                     entryLines += 1
                 }
-                if !numbersStated, let stated = try? IndexFile.decodeFull(bytes, lineOffset: offset), stated.sequence == nil {
-                    pending.append(contentsOf: IndexFile.numberedLine(stated, bytes: bytes, lineOffset: offset, sequence: sequence))
-                } else {
-                    numbersStated = true
-                    pending.append(contentsOf: bytes)
-                }
-                pending.append(0x0A)
+                IndexFile.appendKept(bytes, lineOffset: offset, sequence: sequence, numbersStated: &numbersStated, to: &pending)
                 last = sequence
                 if pending.count >= 1 << 20 {
                     try fileSystem.append(pending, to: temporary)

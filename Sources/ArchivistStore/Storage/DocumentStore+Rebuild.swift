@@ -94,13 +94,7 @@ extension DocumentStore {
                     case .removal:
                         // A tombstone stays while its ID has no document.
                         guard last.isRemoval, !changed.contains(key) else { return true }
-                        if !numbersStated, let stated = try? IndexFile.decodeFull(bytes, lineOffset: offset), stated.sequence == nil {
-                            pending.append(contentsOf: IndexFile.numberedLine(stated, bytes: bytes, lineOffset: offset, sequence: sequence))
-                        } else {
-                            numbersStated = true
-                            pending.append(contentsOf: bytes)
-                        }
-                        pending.append(0x0A)
+                        IndexFile.appendKept(bytes, lineOffset: offset, sequence: sequence, numbersStated: &numbersStated, to: &pending)
                     }
                     if pending.count >= 1 << 20 {
                         try fileSystem.append(pending, to: output)

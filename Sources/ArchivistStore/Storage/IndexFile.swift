@@ -643,6 +643,21 @@ extension IndexFile {
     /// number of its place): what a rewrite of the file writes for a line of before format 3,
     /// which a new file would otherwise number by its new place. `decoded` is the line's decoding,
     /// at `lineOffset`.
+    /// Appends a line a rewrite keeps, and its newline, to `pending`: as it is, or numbered
+    /// (`numberedLine`) while the lines have no `seq` (those of before format 3 come first;
+    /// `numbersStated` turns true at the first that has one).
+    static func appendKept(
+        _ bytes: UnsafeBufferPointer<UInt8>, lineOffset: Int, sequence: Int, numbersStated: inout Bool, to pending: inout [UInt8]
+    ) {
+        if !numbersStated, let stated = try? decodeFull(bytes, lineOffset: lineOffset), stated.sequence == nil {
+            pending.append(contentsOf: numberedLine(stated, bytes: bytes, lineOffset: lineOffset, sequence: sequence))
+        } else {
+            numbersStated = true
+            pending.append(contentsOf: bytes)
+        }
+        pending.append(0x0A)
+    }
+
     static func numberedLine(_ decoded: FullLine, bytes: UnsafeBufferPointer<UInt8>, lineOffset: Int, sequence: Int) -> [UInt8] {
         func fields(_ reference: FieldsReference?) -> [UInt8]? {
             guard case .indexFile(let offset, let length)? = reference else { return nil }
