@@ -126,6 +126,7 @@ public enum QueryEdgeDocuments {
         """#,
     ]
 
+    /// The edge documents parsed.
     public static var edgeDocuments: [JSONValue] {
         edgeTexts.map { text in
             do {
@@ -154,10 +155,12 @@ public struct QueryGenerator {
     ]
     /// Paths outside the projection: the store answers by reading the documents.
     public static let unprojectedPaths = ["subsection_name", "source", "print_page", "headline.kicker", "keywords.name"]
+    /// Paths sorted by.
     public static let sortPaths = [
         "pub_date", "word_count", "section_name", "news_desk", "headline.main", "keywords.value",
         "byline.original", "_id", "abstract",
     ]
+    /// Values of every type and awkward spelling.
     public static let oddities: [JSONValue] = [
         .null, .bool(true), .bool(false), .string(""), .number("0"), .number("-0"), .number("0.0"), .number("879"),
         .string("879"), .string("Sports"), .string("sports"), .string("2015-07-01"), .string("2019-02-15T05:00:00Z"),
