@@ -63,6 +63,16 @@ struct CopyQueryTests {
 
     static let seeds: [UInt64] = [20_150_701, 20_190_215]
 
+    /// A value with its numbers spelled as doubles (`jsonb` writes `1e3` as `1000`).
+    static func numbersByValue(_ value: JSONValue) -> JSONValue {
+        switch value {
+        case .number(let literal): return .number(Double(literal).map { String($0 == 0 ? 0 : $0) } ?? literal)
+        case .array(let items): return .array(items.map(numbersByValue))
+        case .object(let members): return .object(members.map { JSONMember(key: $0.key, value: numbersByValue($0.value)) })
+        default: return value
+        }
+    }
+
     /// Facet rows equal: the same values (numbers by value: `jsonb` keeps `1e3` as `1000`) with
     /// the same counts, in the same order.
     static func sameFacets(_ a: [(value: JSONValue, count: Int)], _ b: [(value: JSONValue, count: Int)]) -> Bool {
@@ -261,5 +271,51 @@ struct CopyQueryTests {
         let copiedGet = try fixture.sandbox.run(
             ["--data", fixture.address, "--format", "jsonl", "get", fixture.documents[0]["_id"]!.stringValue!], dataOption: false)
         #expect(copiedGet.status == 0 && (try? JSONParser.parse(copiedGet.stdout)) == (try? JSONParser.parse(get.stdout)), "\(copiedGet)")
+    }
+
+    @Test("changes, export, trend and stats of the copy agree with the folder")
+    func changesExportTrendAndStats() throws {
+        let fixture = try Fixture(seed: 17, count: 150)
+        let before = try fixture.fingerprint()
+        let copy = ["--data", fixture.address, "--format", "jsonl"]
+        // The copy keeps each document's last change, and no removals.
+        let changes = try fixture.sandbox.run(["--format", "jsonl", "changes", "--fields", "headline.main"])
+        var last: [String: JSONValue] = [:]
+        for line in try changes.jsonLines() {
+            guard case .string(let id)? = line["id"] else { continue }
+            if line["change"] == .string("removed") {
+                last.removeValue(forKey: id)
+            } else {
+                last[id] = line
+            }
+        }
+        let expected = Array(last.values)
+        let copied = try fixture.sandbox.run(copy + ["changes", "--fields", "headline.main"], dataOption: false)
+        let copiedLines = try copied.jsonLines().map(JSONWriter.compactString).sorted()
+        let expectedLines = expected.map(JSONWriter.compactString).sorted()
+        #expect(
+            copiedLines == expectedLines,
+            "only the copy: \(copiedLines.filter { !expectedLines.contains($0) }.prefix(3)); only the folder: \(expectedLines.filter { !copiedLines.contains($0) }.prefix(3))"
+        )
+        let since = try fixture.sandbox.run(copy + ["changes", "--since", "100", "--limit", "5"], dataOption: false)
+        let numbers = try since.jsonLines().map { line -> Int in
+            if case .number(let seq)? = line["seq"] { return Int(seq) ?? 0 }
+            return 0
+        }
+        #expect(numbers.count == 5 && numbers.allSatisfy { $0 > 100 }, "\(since)")
+        for words in [["export"], ["export", "section_name = Sports"]] {
+            let folder = try fixture.sandbox.run(["--format", "jsonl"] + words)
+            let copied = try fixture.sandbox.run(copy + words, dataOption: false)
+            #expect(try copied.jsonLines().map(Self.numbersByValue) == folder.jsonLines().map(Self.numbersByValue), "\(words)")
+        }
+        let trend = ["trend", "election", "court", "--by", "year"]
+        let folderTrend = try fixture.sandbox.run(["--format", "jsonl"] + trend)
+        let copiedTrend = try fixture.sandbox.run(copy + trend, dataOption: false)
+        #expect(copiedTrend.status == 0 && copiedTrend.stdoutText == folderTrend.stdoutText, "\(copiedTrend)")
+        let stats = try fixture.sandbox.run(["--data", fixture.address, "--format", "json", "stats"], dataOption: false).json()
+        let folderStats = try fixture.sandbox.run(["--format", "json", "stats"]).json()
+        #expect(stats["documents"] == folderStats["documents"] && stats["checkpoint_seq"] == folderStats["last_seq"])
+        #expect(stats["replicated_from"] == .string(fixture.sandbox.data) && stats["changes_pending"] == .number("0"))
+        #expect(try fixture.fingerprint() == before, "the copy changed")
     }
 }
