@@ -19,7 +19,7 @@ extension PostgresCopy {
                 let name = TableName.quote(column.name)
                 grouped = "\(name) IS NOT NULL"
                 let scanned = try decide(
-                    filter, among: "\(predicate.possible) AND NOT (\(predicate.sure) AND \(grouped))", compiler.parameters, connection,
+                    filter, among: Self.outside(predicate, typed: name), compiler.parameters, connection,
                     reading: [path])
                 var tally = Tally()
                 for (_, document) in scanned { tally.add(document.values(atPath: path)) }
@@ -68,7 +68,10 @@ extension PostgresCopy {
     public func timelines(_ path: String, by bucket: TimeBucket, matching filters: [Filter]) throws -> (starts: [Int64], counts: [[Int]]) {
         guard !filters.isEmpty else { return ([], []) }
         let perFilter = try snapshot { connection in
-            try filters.map { filter in try self.spans(path, by: bucket, matching: filter, connection) }
+            if filters.count > 1, let column = self.column(path), column.kind == .timestamp {
+                return try self.combinedSpans(path, column: column, by: bucket, matching: filters, connection)
+            }
+            return try filters.map { filter in try self.spans(path, by: bucket, matching: filter, connection) }
         }
         let keys = perFilter.flatMap(\.keys)
         guard let first = keys.min(), let last = keys.max() else { return ([], filters.map { _ in [] }) }
@@ -104,7 +107,7 @@ extension PostgresCopy {
                 }
             }
         }
-        let rest = grouped == "FALSE" ? predicate.possible : "\(predicate.possible) AND NOT (\(predicate.sure) AND \(grouped))"
+        let rest = grouped == "FALSE" ? predicate.possible : Self.outside(predicate, typed: TableName.quote(column(path)!.name))
         for (_, document) in try decide(filter, among: rest, compiler.parameters, connection, reading: [path]) {
             var starts = Set<Int64>()
             for value in Self.candidates(document.values(atPath: path)) {
@@ -113,6 +116,55 @@ extension PostgresCopy {
             for start in starts { counts[start, default: 0] += 1 }
         }
         return counts
+    }
+
+    /// The counts per span of several filters from one pass over the date column (each row
+    /// counted for every filter it certainly matches), then the rows each filter leaves
+    /// undecided, or whose date is not typed, decided here.
+    func combinedSpans(
+        _ path: String, column: ReplicaColumn, by bucket: TimeBucket, matching filters: [Filter], _ connection: PostgresConnection
+    ) throws -> [[Int64: Int]] {
+        var compiler = self.compiler
+        let predicates = filters.map { compiler.compile($0) }
+        let name = TableName.quote(column.name)
+        var counts = [[Int64: Int]](repeating: [:], count: filters.count)
+        let unit = compiler.parameter(bucket.rawValue, "text")
+        let any = predicates.contains { $0.sure == "TRUE" } ? "TRUE" : "(" + predicates.map(\.sure).joined(separator: " OR ") + ")"
+        let tallies = predicates.map { "count(*) FILTER (WHERE \($0.sure))" }.joined(separator: ", ")
+        let rows = try run(
+            connection,
+            """
+            SELECT (extract(epoch FROM date_trunc(\(unit), \(name) AT TIME ZONE 'UTC')) * 1000)::bigint, \(tallies)
+            FROM \(table.sql) WHERE \(name) IS NOT NULL AND \(any) GROUP BY 1
+            """, compiler.parameters, doing: "counting \(path) by \(bucket.rawValue) in \(table)")
+        for row in rows.values {
+            guard let start = Int64(row[0] ?? "") else { continue }
+            for index in filters.indices {
+                if let count = Int(row[index + 1] ?? ""), count > 0 { counts[index][start, default: 0] += count }
+            }
+        }
+        for (index, filter) in filters.enumerated() {
+            let predicate = predicates[index]
+            for (_, document) in try decide(
+                filter, among: Self.outside(predicate, typed: name), compiler.parameters, connection,
+                reading: [path])
+            {
+                var starts = Set<Int64>()
+                for value in Self.candidates(document.values(atPath: path)) {
+                    if case .string(let text) = value, let instant = ISODate.instant(of: text) { starts.insert(bucket.start(of: instant)) }
+                }
+                for start in starts { counts[index][start, default: 0] += 1 }
+            }
+        }
+        return counts
+    }
+
+    /// The rows a count by the typed `column` leaves to be decided here: those that may match and
+    /// are not certain matches holding a typed value. For an exact filter, the rows without a
+    /// typed value that match (written so, a planner finds them through the column's index).
+    static func outside(_ predicate: SQLPredicate, typed column: String) -> String {
+        predicate.isExact
+            ? "\(column) IS NULL AND \(predicate.sure)" : "\(predicate.possible) AND NOT (\(predicate.sure) AND \(column) IS NOT NULL)"
     }
 
     /// Each value and each element of each array value (what a condition looks at).

@@ -16,15 +16,22 @@ extension PostgresCopy {
         try snapshot { connection in
             var compiler = self.compiler
             let predicate = compiler.compile(filter)
-            var count = 0
-            if predicate.sure != "FALSE" {
+            if predicate.isExact {
                 let counted = try run(
-                    connection,
-                    "SELECT count(*) FROM \(table.sql) WHERE \(predicate.sure)", compiler.parameters, doing: "counting in \(table)")
-                count = Int(counted.scalar ?? "") ?? 0
+                    connection, "SELECT count(*) FROM \(table.sql) WHERE \(predicate.sure)", compiler.parameters,
+                    doing: "counting in \(table)")
+                return Int(counted.scalar ?? "") ?? 0
             }
-            if !predicate.isExact {
-                count += try decide(filter, among: "\(predicate.possible) AND NOT \(predicate.sure)", compiler.parameters, connection).count
+            // One pass over the rows that may match: those certain are counted, the others named
+            // and decided here.
+            let counted = try run(
+                connection,
+                "SELECT count(*) FILTER (WHERE s), array_agg(id) FILTER (WHERE NOT s) FROM (SELECT id, \(predicate.sure) AS s FROM \(table.sql) WHERE \(predicate.possible)) AS q",
+                compiler.parameters, doing: "counting in \(table)")
+            var count = Int(counted.values.first?[0] ?? "") ?? 0
+            if let text = counted.values.first?[1] ?? nil {
+                let ids = compiler.parameter(text, "text[]")
+                count += try decide(filter, among: "id = ANY(\(ids))", compiler.parameters, connection).count
             }
             return count
         }
@@ -101,7 +108,7 @@ extension PostgresCopy {
             let rest: String
             switch (predicate.isExact, sortable) {
             case (true, "TRUE"): rest = "FALSE"
-            case (true, _): rest = "\(predicate.sure) AND NOT (\(sortable))"
+            case (true, _): rest = "NOT (\(sortable)) AND \(predicate.sure)"
             default: rest = "\(predicate.possible) AND NOT (\(inSQL))"
             }
             if rest != "FALSE" && predicate.possible != "FALSE" {

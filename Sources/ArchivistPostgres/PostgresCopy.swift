@@ -41,6 +41,8 @@ public final class PostgresCopy {
     /// The checkpoint as last read.
     public private(set) var checkpoint: Checkpoint
     private var connection: PostgresConnection?
+    /// Whether the checkpoint was read by the open just now (the first read need not read it again).
+    private var checkpointIsFresh = false
 
     /// The table.
     public var table: TableName { address.table }
@@ -56,6 +58,7 @@ public final class PostgresCopy {
         self.checkpoint = Checkpoint(folder: "", feedStart: 0, lastSequence: 0, rows: 0, columns: [], updatedAt: "", age: 0)
         let connection = try connect()
         checkpoint = try Self.readCheckpoint(connection, table: address.table)
+        checkpointIsFresh = true
     }
 
     deinit { connection?.close() }
@@ -78,14 +81,23 @@ public final class PostgresCopy {
     static func catalog(_ table: TableName) -> String { table.qualified("archivist_replicas") }
 
     /// Reads the checkpoint of `table`; a table without one is not a copy.
-    static func readCheckpoint(_ connection: PostgresConnection, table: TableName) throws(PostgresError) -> Checkpoint {
-        let catalogName = table.schema.map { TableName.quote($0) + ".archivist_replicas" } ?? "archivist_replicas"
-        let found = try connection.execute(
-            "SELECT to_regclass($1) IS NOT NULL, to_regclass($2) IS NOT NULL", [catalogName, table.sql],
-            doing: "looking for the copy \(table)")
-        guard found.values.first?[0] == "t" else {
-            throw .unusableTable(
-                table: table.description, reason: "no archivist_replicas checkpoint table here: not a copy 'archivist replicate' made")
+    static func readCheckpoint(
+        _ connection: PostgresConnection, table: TableName, looking: Bool = true
+    ) throws(PostgresError)
+        -> Checkpoint
+    {
+        if looking {
+            let catalogName = table.schema.map { TableName.quote($0) + ".archivist_replicas" } ?? "archivist_replicas"
+            let found = try connection.execute(
+                "SELECT to_regclass($1) IS NOT NULL, to_regclass($2) IS NOT NULL", [catalogName, table.sql],
+                doing: "looking for the copy \(table)")
+            guard found.values.first?[0] == "t" else {
+                throw .unusableTable(
+                    table: table.description, reason: "no archivist_replicas checkpoint table here: not a copy 'archivist replicate' made")
+            }
+            guard found.values.first?[1] == "t" else {
+                throw .unusableTable(table: table.description, reason: "no such table (give ?table=NAME)")
+            }
         }
         let rows = try connection.execute(
             """
@@ -94,7 +106,7 @@ public final class PostgresCopy {
                    extract(epoch FROM now() - updated_at)
             FROM \(catalog(table)) WHERE table_name = $1
             """, [table.name], doing: "reading the checkpoint of \(table)")
-        guard let row = rows.values.first, found.values.first?[1] == "t" else {
+        guard let row = rows.values.first else {
             throw .unusableTable(table: table.description, reason: "no copy of that name in archivist_replicas (give ?table=NAME)")
         }
         guard row[5] == "t" else {
@@ -120,7 +132,9 @@ public final class PostgresCopy {
                 if let open = self.connection, open.isOpen { connection = open } else { close(); connection = try connect() }
                 try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", doing: "reading \(table)")
                 do {
-                    checkpoint = try Self.readCheckpoint(connection, table: table)
+                    // The open read it a moment ago; later reads read it in their snapshot.
+                    if !checkpointIsFresh { checkpoint = try Self.readCheckpoint(connection, table: table, looking: false) }
+                    checkpointIsFresh = false
                     let result = try body(connection)
                     try connection.execute("COMMIT", doing: "reading \(table)")
                     return result
@@ -143,8 +157,15 @@ public final class PostgresCopy {
         -> PostgresConnection.Rows
     {
         let bound = SQLFilter.bind(sql, parameters)
+        if Self.tracesSQL {
+            FileHandle.standardError.write(Data("sql: \(bound.sql) -- \(bound.parameters.map { $0 ?? "NULL" })\n".utf8))
+        }
         return try connection.execute(bound.sql, bound.parameters, doing: doing)
     }
+
+    /// Whether each statement a read runs is printed on stderr with its parameters
+    /// (`ARCHIVIST_TRACE_SQL=1`): what to give `EXPLAIN` when an answer is slow.
+    static let tracesSQL = ProcessInfo.processInfo.environment["ARCHIVIST_TRACE_SQL"] == "1"
 
     /// A compiler of filters over the copy's typed columns.
     var compiler: SQLFilter { SQLFilter(columns: checkpoint.columns) }
