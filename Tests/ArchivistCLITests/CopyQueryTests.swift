@@ -318,4 +318,17 @@ struct CopyQueryTests {
         #expect(stats["replicated_from"] == .string(fixture.sandbox.data) && stats["changes_pending"] == .number("0"))
         #expect(try fixture.fingerprint() == before, "the copy changed")
     }
+
+    @Test("a connection lost between two reads is made again by the next one")
+    func aLostConnectionIsMadeAgain() throws {
+        let fixture = try Fixture(seed: 19, count: 40)
+        let filter = Filter.field("section_name", [.eq(.string("Sports"))])
+        let expected = try fixture.store.count(matching: filter).count
+        #expect(try fixture.copy.count(matching: filter) == expected)
+        // The server ends the copy's session (as a restart would).
+        try fixture.server.psql(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(fixture.database)' AND pid <> pg_backend_pid()")
+        #expect(try fixture.copy.count(matching: filter) == expected)
+        #expect(try fixture.copy.count(matching: filter) == expected)
+    }
 }
