@@ -277,13 +277,14 @@ def main():
                                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
             time.sleep(1.0)
             before = int(server.psql("SELECT coalesce(max(seq), 0) FROM articles", "copy"))
+            run_token = f"{time.time():.0f}"
             started = time.perf_counter()
             written = 0
             tick = 0
             while time.perf_counter() - started < args.seconds:
                 with open(writer_file, "w") as out:
                     for k in range(batch):
-                        out.write(json.dumps({"_id": f"bench-follow-{tick}-{k}", "headline": {"main": f"tick {tick}"},
+                        out.write(json.dumps({"_id": f"bench-follow-{run_token}-{tick}-{k}", "headline": {"main": f"tick {tick}"},
                                               "pub_date": "2026-12-03T00:00:00Z", "section_name": "Bench"}) + "\n")
                 check(measure([str(archivist), "--data", str(folder), "import", str(writer_file)]), "writer import")
                 written += batch

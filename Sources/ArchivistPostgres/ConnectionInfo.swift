@@ -39,7 +39,8 @@ public struct ConnectionInfo: Sendable, Equatable {
         let user = pick("user", "PGUSER") ?? (environment["USER"] ?? "")
         let port = pick("port", "PGPORT") ?? "5432"
         let database = pick("dbname", "PGDATABASE") ?? user
-        self.display = ConnectionInfo.describe(host: host, port: port, user: user, database: database, service: pick("service", "PGSERVICE"))
+        self.display = ConnectionInfo.describe(
+            host: host, port: port, user: user, database: database, service: pick("service", "PGSERVICE"))
     }
 
     /// `postgresql://user@host:port/db`, with a socket folder written as psql shows it in `\conninfo`.

@@ -136,9 +136,9 @@ public struct ReplicaColumn: Sendable, Equatable {
         return found
     }
 
-    /// Whether a B-tree index on the column is worth its cost: dates, numbers, booleans and short
-    /// strings (a section, a desk, a headline), not paragraphs (which `terms` covers, and whose
-    /// long values a B-tree refuses).
+    /// Whether an index on the column is worth its cost: dates, numbers, booleans, arrays, and
+    /// strings that repeat (a section, a desk, a type), not near-unique or long text (headlines,
+    /// URLs, paragraphs: `terms` covers their words, and a B-tree refuses long values).
     public var isIndexed = true
 
     /// The typed columns for a projection, from a sample of projected values: each path whose
@@ -154,8 +154,11 @@ public struct ReplicaColumn: Sendable, Equatable {
             names.insert(name)
             var column = ReplicaColumn(path: path, name: name, kind: kind)
             if kind == .text {
-                let longest = values.map { if case .string(let text) = $0 { text.utf8.count } else { 0 } }.max() ?? 0
-                column.isIndexed = longest <= 200
+                // A category (a section, a desk, a type: values that repeat), not near-unique
+                // text (headlines, URLs, bylines), which `terms` and `doc` serve.
+                let strings = values.compactMap { if case .string(let text) = $0 { text } else { nil } }
+                let longest = strings.map(\.utf8.count).max() ?? 0
+                column.isIndexed = longest <= 200 && Set(strings).count * 5 <= strings.count
             }
             columns.append(column)
         }

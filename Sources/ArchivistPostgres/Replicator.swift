@@ -134,7 +134,9 @@ public final class Replicator {
                 if rows != "0" {
                     throw PostgresError.unusableTable(
                         table: table.description,
-                        reason: "it exists with \(rows ?? "?") rows and no checkpoint in archivist_replicas: it is not a copy this folder made (choose another --table, or drop it)")
+                        reason:
+                            "it exists with \(rows ?? "?") rows and no checkpoint in archivist_replicas: it is not a copy this folder made (choose another --table, or drop it)"
+                    )
                 }
             }
             report.loaded = checkpoint == nil || checkpoint?.loaded == false ? .initial : .resync
@@ -337,19 +339,25 @@ public final class Replicator {
         if !checkpoint.folderCreatedAt.isEmpty, !identity.isEmpty, checkpoint.folderCreatedAt != identity {
             throw PostgresError.copyReset(
                 table: table.description,
-                reason: "the copy was made from a folder created \(checkpoint.folderCreatedAt) (\(checkpoint.folder)), and this folder was created \(identity)")
+                reason:
+                    "the copy was made from a folder created \(checkpoint.folderCreatedAt) (\(checkpoint.folder)), and this folder was created \(identity)"
+            )
         }
         let last = try store.lastSequence
         if checkpoint.lastSequence > last {
             throw PostgresError.copyReset(
                 table: table.description,
-                reason: "the copy's checkpoint is \(checkpoint.lastSequence), above the folder's last change \(last) (was the folder restored from an older copy?)")
+                reason:
+                    "the copy's checkpoint is \(checkpoint.lastSequence), above the folder's last change \(last) (was the folder restored from an older copy?)"
+            )
         }
         let start = try store.feedStart
         if checkpoint.lastSequence < start {
             throw PostgresError.copyReset(
                 table: table.description,
-                reason: "the folder's changes feed starts after \(start) now (compact --purge-removals or a rebuilt index), past the copy's checkpoint \(checkpoint.lastSequence)")
+                reason:
+                    "the folder's changes feed starts after \(start) now (compact --purge-removals or a rebuilt index), past the copy's checkpoint \(checkpoint.lastSequence)"
+            )
         }
         // The change numbered at the checkpoint, when the log still holds it, must be the one
         // applied: a folder restored from a backup and written to since gives its numbers again.
@@ -359,7 +367,9 @@ public final class Replicator {
         {
             throw PostgresError.copyReset(
                 table: table.description,
-                reason: "change \(checkpoint.lastSequence) of the folder is to \(change.id), and the copy applied it to \(lastID) (was the folder restored from an older copy?)")
+                reason:
+                    "change \(checkpoint.lastSequence) of the folder is to \(change.id), and the copy applied it to \(lastID) (was the folder restored from an older copy?)"
+            )
         }
     }
 
@@ -375,9 +385,10 @@ public final class Replicator {
         ["id", "seq", "doc", "stored_at", "updated_at", "terms"] + columns.map(\.name)
     }
 
-    private func createTable(_ connection: PostgresConnection, _ relation: String) throws(PostgresError) {
+    private func createTable(_ connection: PostgresConnection, _ relation: String, primaryKey: Bool = true) throws(PostgresError) {
         var definitions = [
-            "id text PRIMARY KEY", "seq bigint NOT NULL", "doc jsonb NOT NULL", "stored_at timestamptz", "updated_at timestamptz",
+            primaryKey ? "id text PRIMARY KEY" : "id text NOT NULL", "seq bigint NOT NULL", "doc jsonb NOT NULL", "stored_at timestamptz",
+            "updated_at timestamptz",
             "terms tsvector",
         ]
         definitions += columns.map { "\(TableName.quote($0.name)) \($0.kind.rawValue)" }
@@ -390,7 +401,11 @@ public final class Replicator {
     private var secondaryIndexes: [(String, String)] {
         var indexes = [("seq", "(seq)"), ("doc", "USING gin (doc jsonb_path_ops)"), ("terms", "USING gin (terms)")]
         for column in columns where column.isIndexed {
-            indexes.append((column.name, column.kind == .textArray ? "USING gin (\(TableName.quote(column.name)))" : "(\(TableName.quote(column.name)))"))
+            indexes.append(
+                (
+                    column.name,
+                    column.kind == .textArray ? "USING gin (\(TableName.quote(column.name)))" : "(\(TableName.quote(column.name)))"
+                ))
         }
         return indexes
     }
@@ -411,29 +426,52 @@ public final class Replicator {
             sample.append(projection.paths.map { fields[$0] })
         }
         columns = ReplicaColumn.columns(for: projection, sample: sample)
-        try createTable(connection, loadName)
-        stagingMade = false
+        // The rows go in first, into a table without any index (COPY at the server's full rate),
+        // then the primary key and the other indexes are built. The documents are read in the
+        // order of their IDs (the folder's own layout, as export reads them), a window at a time;
+        // the checkpoint is the folder's last number before the first read, and the changes after
+        // it (some already copied: a row is only replaced by a higher number) follow as batches.
+        try createTable(connection, loadName, primaryKey: false)
+        let target = table.qualified(loadName)
+        let names = columnNames.map(TableName.quote).joined(separator: ", ")
         let total = try store.count
-        var since = 0
+        let position = try store.lastSequence
         var copied = 0
-        var changes = 0
-        var lastID: String?
         events(.loading(copied: 0, total: total))
+        let store = self.store
+        let columns = self.columns
+        let limit = batchSize
+        // The next window's rows are read and encoded on other threads while this one is sent:
+        // the folder's side and the server's overlap.
+        let prepare: @Sendable (String?) -> Result<LoadPage, any Error> = { after in
+            Result {
+                let ids = try store.entries(after: after, limit: limit).map(\.id)
+                return LoadPage(count: ids.count, last: ids.last, rows: try Replicator.rows(for: ids, store: store, columns: columns))
+            }
+        }
+        var current = try prepare(nil).get()
         while true {
             if shouldStop() { throw PostgresError.loadStopped(table: table.description) }
-            let page = try store.changePage(since: since, limit: batchSize)
-            if !page.changes.isEmpty {
-                try connection.execute("BEGIN", doing: "loading \(table)")
-                let applied = try apply(page.changes, to: loadName, connection)
-                try connection.execute("COMMIT", doing: "loading \(table)")
-                copied += applied.written
-                changes += page.changes.count
-                lastID = page.changes.last?.id
+            let next = current.count < limit ? nil : Prefetch(since: current.last, prepare)
+            let rows = current.rows
+            if !rows.isEmpty {
+                try connection.copy("COPY \(target) (\(names)) FROM STDIN", doing: "copying documents into \(loadName)") {
+                    sink throws(PostgresError) in
+                    for row in rows { try sink.row(row) }
+                }
+                copied += rows.count
                 events(.loading(copied: copied, total: max(total, copied)))
             }
-            since = page.through
-            if page.changes.count < batchSize { break }
+            guard let next else { break }
+            current = try next.value().get()
         }
+        let since = position
+        let changes = 0
+        let atPosition = position > 0 ? try store.changePage(since: position - 1, limit: 1).changes.first : nil
+        let lastID = atPosition?.sequence == position ? atPosition?.id : nil
+        try connection.execute(
+            "ALTER TABLE \(target) ADD CONSTRAINT \(TableName.quote(loadName + "_pkey")) PRIMARY KEY (id)",
+            doing: "indexing \(table) (id)")
         var built: [String] = []
         for (suffix, definition) in secondaryIndexes {
             do throws(PostgresError) {
@@ -448,10 +486,12 @@ public final class Replicator {
             }
         }
         try connection.execute("ANALYZE \(table.qualified(loadName))", doing: "analyzing \(table)")
-        let rows = Int(try connection.execute("SELECT count(*) FROM \(table.qualified(loadName))", doing: "counting \(table)").scalar ?? "") ?? 0
+        let rows =
+            Int(try connection.execute("SELECT count(*) FROM \(table.qualified(loadName))", doing: "counting \(table)").scalar ?? "") ?? 0
         try connection.execute("BEGIN", doing: "installing \(table)")
         try connection.execute("DROP TABLE IF EXISTS \(table.sql)", doing: "replacing \(table)")
-        try connection.execute("ALTER TABLE \(table.qualified(loadName)) RENAME TO \(TableName.quote(table.name))", doing: "installing \(table)")
+        try connection.execute(
+            "ALTER TABLE \(table.qualified(loadName)) RENAME TO \(TableName.quote(table.name))", doing: "installing \(table)")
         for suffix in ["pkey"] + built {
             try connection.execute(
                 "ALTER INDEX \(table.qualified(loadName + "_" + suffix)) RENAME TO \(TableName.quote(table.name + "_" + suffix))",
@@ -471,6 +511,9 @@ public final class Replicator {
                 columnsJSON,
             ], doing: "writing the checkpoint of \(table)")
         try connection.execute("COMMIT", doing: "installing \(table)")
+        // The staging table of later batches takes the new table's columns.
+        try connection.execute("DROP TABLE IF EXISTS pg_temp.archivist_staging", doing: "dropping the staging table")
+        stagingMade = false
         return (since, rows, changes)
     }
 
@@ -530,7 +573,8 @@ public final class Replicator {
             }
             let rows = try self.rows(for: upserts)
             let names = columnNames.map(TableName.quote).joined(separator: ", ")
-            try connection.copy("COPY archivist_staging (\(names)) FROM STDIN", doing: "copying documents into \(relation)") { sink throws(PostgresError) in
+            try connection.copy("COPY archivist_staging (\(names)) FROM STDIN", doing: "copying documents into \(relation)") {
+                sink throws(PostgresError) in
                 for row in rows { try sink.row(row) }
             }
             let updates = columnNames.dropFirst().map { "\(TableName.quote($0)) = EXCLUDED.\(TableName.quote($0))" }.joined(separator: ", ")
@@ -566,8 +610,11 @@ public final class Replicator {
     /// The COPY rows of documents `ids` as the folder holds them now (an ID removed since is left
     /// out: its removal follows in the feed). Read and encoded on all cores.
     private func rows(for ids: [String]) throws -> [[CopyValue]] {
-        let store = self.store
-        let columns = self.columns
+        try Replicator.rows(for: ids, store: store, columns: columns)
+    }
+
+    /// `rows(for:)` of `store` with `columns`, callable from any thread.
+    static func rows(for ids: [String], store: DocumentStore, columns: [ReplicaColumn]) throws -> [[CopyValue]] {
         let projection = store.projection
         let textSearch: TextSearch? = store.schema.textSearch.fields.isEmpty ? nil : store.schema.textSearch
         let results = ConcurrentReads.shared.map(ids.count) { index -> Result<[CopyValue]?, StoreError> in
@@ -578,7 +625,10 @@ public final class Replicator {
                     guard let bytes = try store.documentBytes(withID: ids[index]) else { continue }
                     guard FNV1a64.hash(bytes) == entry.hash else { continue }
                     let document = try store.parsedDocument(bytes, id: ids[index])
-                    return .success(Replicator.row(entry: entry, bytes: bytes, document: document, projection: projection, columns: columns, textSearch: textSearch))
+                    return .success(
+                        Replicator.row(
+                            entry: entry, bytes: bytes, document: document, projection: projection, columns: columns, textSearch: textSearch
+                        ))
                 }
                 return .success(nil)
             } catch {
@@ -644,25 +694,79 @@ public final class Replicator {
     /// with its positions, weighted A (weight 3 and above), B (2), C (1) or D by its field, so that
     /// SQL finds exactly the documents Archivist's own search does (no stemming, the same folding).
     static func terms(of document: JSONValue, textSearch: TextSearch) -> String {
-        var positions: [String: [String]] = [:]
-        var order: [String] = []
-        var position = 0
+        // Each word once, in the order first seen, with its positions (at most 256, as tsvector
+        // keeps) as "position" + weight letter; built as bytes, the hot loop of a load.
+        var slots: [String: Int] = [:]
+        var words: [String] = []
+        var positions: [[UInt32]] = []
+        var position: UInt32 = 0
         for (word, weight) in textSearch.words(of: document) {
             guard word.utf8.count < 2_000 else { continue }
             position = min(position + 1, 16_383)
-            let letter = weight >= 3 ? "A" : weight >= 2 ? "B" : weight >= 1 ? "C" : "D"
-            if positions[word] == nil {
-                positions[word] = []
-                order.append(word)
+            let letter: UInt32 = weight >= 3 ? 0 : weight >= 2 ? 1 : weight >= 1 ? 2 : 3
+            let slot: Int
+            if let known = slots[word] {
+                slot = known
+            } else {
+                slot = words.count
+                slots[word] = slot
+                words.append(word)
+                positions.append([])
             }
-            if positions[word]!.count < 256 { positions[word]!.append("\(position)\(letter)") }
+            if positions[slot].count < 256 { positions[slot].append(position << 2 | letter) }
         }
-        var literal = ""
-        for word in order {
-            if !literal.isEmpty { literal += " " }
-            literal += "'" + word.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "''") + "':"
-            literal += positions[word]!.joined(separator: ",")
+        var literal: [UInt8] = []
+        literal.reserveCapacity(words.count * 12)
+        for (slot, word) in words.enumerated() {
+            if slot > 0 { literal.append(0x20) }
+            literal.append(0x27)
+            for byte in word.utf8 {
+                if byte == 0x27 || byte == 0x5C { literal.append(byte) }
+                literal.append(byte)
+            }
+            literal.append(contentsOf: [0x27, 0x3A])
+            for (index, packed) in positions[slot].enumerated() {
+                if index > 0 { literal.append(0x2C) }
+                var digits: [UInt8] = []
+                var number = packed >> 2
+                repeat {
+                    digits.append(UInt8(48 + number % 10))
+                    number /= 10
+                } while number > 0
+                literal.append(contentsOf: digits.reversed())
+                literal.append(UInt8(65 + packed & 3))
+            }
         }
-        return literal
+        return String(decoding: literal, as: UTF8.self)
+    }
+}
+
+/// A window of the initial load, read and encoded.
+struct LoadPage: Sendable {
+    /// The IDs listed (some may be gone since).
+    var count: Int
+    /// The last ID listed (the next window starts after it).
+    var last: String?
+    /// The rows of the documents still there.
+    var rows: [[CopyValue]]
+}
+
+/// A value computed on another thread, waited for by `value()`.
+final class Prefetch<Value: Sendable>: @unchecked Sendable {
+    private let done = DispatchSemaphore(value: 0)
+    private var result: Value?
+
+    /// Starts `work(argument)` on a global queue.
+    init<Argument: Sendable>(since argument: Argument, _ work: @escaping @Sendable (Argument) -> Value) {
+        DispatchQueue.global().async {
+            self.result = work(argument)
+            self.done.signal()
+        }
+    }
+
+    /// Waits for the value.
+    func value() -> Value {
+        done.wait()
+        return result!
     }
 }

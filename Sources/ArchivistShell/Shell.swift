@@ -104,6 +104,9 @@ public final class Shell: @unchecked Sendable {
         let store = try DocumentStore(folder: folder, schema: .nyt, options: options)
         // Said by the one process that migrated the folder: every later open finds the new format.
         if let migration = store.migration { errors.line("note: \(folder): \(migration)") }
+        if let start = store.renumberedFeedStart {
+            errors.line("note: \(folder): \(Command.renumberedNote(feedStart: start))")
+        }
         return store
     }
 

@@ -27,7 +27,9 @@ public final class PostgresServer: @unchecked Sendable {
         let versions = ((try? FileManager.default.contentsOfDirectory(atPath: base)) ?? []).compactMap(Int.init).sorted()
         for version in versions.reversed() {
             let folder = "\(base)/\(version)/bin"
-            if FileManager.default.isExecutableFile(atPath: folder + "/initdb"), FileManager.default.isExecutableFile(atPath: folder + "/pg_ctl") {
+            if FileManager.default.isExecutableFile(atPath: folder + "/initdb"),
+                FileManager.default.isExecutableFile(atPath: folder + "/pg_ctl")
+            {
                 return folder
             }
         }
@@ -68,7 +70,10 @@ public final class PostgresServer: @unchecked Sendable {
         chmod(root, 0o755)
         try PostgresServer.giveToPostgres(root)
         try run(
-            [binaries + "/initdb", "-D", root + "/data", "-U", "postgres", "--auth-local=trust", "--auth-host=reject", "-E", "UTF8", "--locale=C.UTF-8"]
+            [
+                binaries + "/initdb", "-D", root + "/data", "-U", "postgres", "--auth-local=trust", "--auth-host=reject", "-E", "UTF8",
+                "--locale=C.UTF-8",
+            ]
         )
         let hba = "local all postgres trust\nlocal all all scram-sha-256\n"
         try hba.write(toFile: root + "/data/pg_hba.conf", atomically: false, encoding: .utf8)
@@ -117,7 +122,9 @@ public final class PostgresServer: @unchecked Sendable {
     /// Runs SQL with `psql` as `postgres` (in `database`) and returns its unaligned output.
     @discardableResult
     public func psql(_ sql: String, database: String = "postgres") throws -> String {
-        try run([binaries + "/psql", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h", root, "-U", "postgres", "-d", database, "-c", sql], asPostgres: false)
+        try run(
+            [binaries + "/psql", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h", root, "-U", "postgres", "-d", database, "-c", sql],
+            asPostgres: false)
     }
 
     /// Runs a program (as `postgres` when this process is root and `asPostgres`), returning its

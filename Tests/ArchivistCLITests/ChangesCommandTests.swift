@@ -58,13 +58,26 @@ struct ChangesCommandTests {
         #expect(table.stdoutLines.count == 2 && table.stdoutLines[1].contains("removed"))
     }
 
-    @Test("a --since before what compact kept fails with one line saying where the feed starts; unknown --fields are refused")
+    @Test(
+        "compact keeps removals for followers; after --purge-removals a --since below the feed's start fails with one line saying where it starts"
+    )
     func compactedSinceFails() throws {
         let sandbox = try Sandbox()
         try sandbox.run(["put", "a", Self.article("a")])
         try sandbox.run(["put", "b", Self.article("b")])
         try sandbox.run(["remove", "a"])
-        try sandbox.run(["compact"])
+        let compacted = try sandbox.run(["--format", "jsonl", "compact"])
+        #expect(compacted.status == 0 && compacted.stderr.isEmpty, "\(compacted)")
+        #expect(try compacted.json()["feed_start"] == .number("0"))
+        let kept = try sandbox.run(["changes", "--since", "1"])
+        #expect(kept.status == 0 && Self.numbers(kept.stdoutLines) == [2, 3], "\(kept)")
+        #expect(try kept.jsonLines().last?["change"] == .string("removed"))
+        let purged = try sandbox.run(["--format", "jsonl", "compact", "--purge-removals"])
+        #expect(purged.status == 0, "\(purged)")
+        #expect(try purged.json()["feed_start"] == .number("3"))
+        #expect(
+            purged.stderrText.contains("feed_start moved to 3") && purged.stderrText.contains("must read every document again"), "\(purged)"
+        )
         let failed = try sandbox.run(["changes", "--since", "1"])
         #expect(failed.status == 1 && failed.stdout.isEmpty)
         #expect(failed.stderrLines.count == 1 && failed.stderrText.contains("starts after seq 3"), "\(failed)")
@@ -72,6 +85,35 @@ struct ChangesCommandTests {
         #expect(fromStart.status == 0 && fromStart.stdout.isEmpty)
         let unknown = try sandbox.run(["changes", "--fields", "multimedia"])
         #expect(unknown.status == 64 && unknown.stderrText.contains("multimedia"))
+    }
+
+    @Test("repair after hand edits keeps every number; an unreadable index is numbered anew, and the open and repair say so")
+    func repairKeepsOrRenumbers() throws {
+        let sandbox = try Sandbox()
+        for id in ["a", "b", "c"] { try sandbox.run(["put", id, Self.article(id)]) }
+        try sandbox.run(["remove", "c"])
+        usleep(5_000)
+        // Edited and deleted by hand: repair gives the edit and the deletion new numbers, a keeps 1.
+        try sandbox.write(Array(#"{"_id": "b", "headline": {"main": "By hand"}}"#.utf8), to: sandbox.documentFile("b"))
+        try FileManager.default.removeItem(atPath: sandbox.documentFile("a"))
+        let repair = try sandbox.run(["repair"])
+        #expect(repair.status == 0 && !repair.stderrText.contains("renumbered"), "\(repair)")
+        #expect(try repair.jsonLines().map { $0["action"]?.stringValue } == ["rebuilt"])
+        let changes = try sandbox.run(["changes", "--since", "1"])
+        #expect(Self.numbers(changes.stdoutLines) == [4, 5, 6])
+        #expect(
+            try changes.jsonLines().map { "\($0["id"]?.stringValue ?? "") \($0["change"]?.stringValue ?? "")" } == [
+                "c removed", "b updated", "a removed",
+            ])
+        // An unreadable index: the process that opens it rebuilds it with new numbers and says so.
+        try sandbox.write(Array("garbage\n".utf8), to: sandbox.path(FileNames.index))
+        let renumbered = try sandbox.run(["--format", "jsonl", "repair"])
+        #expect(renumbered.status == 0, "\(renumbered)")
+        #expect(renumbered.stderrText.contains("feed_start moved to 6"), "\(renumbered)")
+        #expect(try renumbered.jsonLines().contains { $0["action"] == .string("renumbered") && $0["to"] == .string("feed_start 6") })
+        let since = try sandbox.run(["changes", "--since", "1"])
+        #expect(since.status == 1 && since.stderrText.contains("starts after seq 6"), "\(since)")
+        #expect(Self.numbers(try sandbox.run(["changes"]).stdoutLines) == [7])
     }
 
     @Test("three writer processes and two followers: each follower sees every change once, in order, without gaps; a restarted one resumes")

@@ -81,7 +81,9 @@ struct ReplicateTests {
             guard !line.isEmpty, case .number(let seq)? = json(line)["seq"] else { return nil }
             return Int(seq)
         }.max()
-        if let last { #expect(Int(checkpoint[2] ?? "") == last, "the checkpoint is the folder's last change", sourceLocation: sourceLocation) }
+        if let last {
+            #expect(Int(checkpoint[2] ?? "") == last, "the checkpoint is the folder's last change", sourceLocation: sourceLocation)
+        }
     }
 
     /// `put` of a new version of `id` (a field `revision` set to `revision`).
@@ -154,7 +156,8 @@ struct ReplicateTests {
                     script += #"put \#(id) {"headline":{"main":"step \#(step)"},"writer":\#(writer)}"# + "\n"
                 }
             }
-            writers.append(try sandbox.start(["--batch"], stdin: Array(script.utf8)))
+            // Three writers queue for the folder's lock: a busy machine must not time them out.
+            writers.append(try sandbox.start(["--batch"], stdin: Array(script.utf8), environment: ["ARCHIVIST_LOCK_TIMEOUT": "120"]))
         }
         for writer in writers {
             let done = try writer.wait(timeout: 120)
@@ -162,7 +165,7 @@ struct ReplicateTests {
         }
         try Self.waitUntilCaughtUp(sandbox, conninfo: conninfo)
         follower.signal(SIGINT)
-        let stopped = try follower.wait(timeout: 30)
+        let stopped = try follower.wait(timeout: 60)
         #expect(stopped.status == 0, "\(stopped)")
         try Self.expectCopyEqualsFolder(sandbox, conninfo: conninfo)
     }
@@ -306,7 +309,10 @@ struct ReplicateTests {
         let sandbox = try Sandbox()
         try Self.folder(sandbox, count: 30)
         let cases: [(String, String, String)] = [
-            (server.connectionString(database: database, user: "alice", password: "Wrong-Secret-9"), "password authentication failed", "Wrong-Secret-9"),
+            (
+                server.connectionString(database: database, user: "alice", password: "Wrong-Secret-9"), "password authentication failed",
+                "Wrong-Secret-9"
+            ),
             ("postgresql://alice:Alice-Pass-31@/nosuchdb?host=\(server.socketFolder)", "nosuchdb", "Alice-Pass-31"),
             (server.connectionString(database: database, user: "alice", password: "Alice-Pass-31"), "permission denied", "Alice-Pass-31"),
         ]
@@ -322,14 +328,17 @@ struct ReplicateTests {
         let own = try sandbox.run(["replicate", server.connectionString(database: database, user: "carol", password: "Carol-Pass-77")])
         #expect(own.status == 0, "\(own)")
         #expect(!own.stdoutText.contains("Carol-Pass-77"))
-        #expect(try server.psql("SELECT count(*) FROM carol.articles", database: database).trimmingCharacters(in: .whitespacesAndNewlines) == "30")
+        #expect(
+            try server.psql("SELECT count(*) FROM carol.articles", database: database).trimmingCharacters(in: .whitespacesAndNewlines)
+                == "30")
     }
 
     @Test("a table that replicate did not make is left alone", arguments: ["articles", "nyt.articles"])
     func foreignTableIsLeftAlone(table: String) throws {
         let (server, conninfo) = try Self.database()
         let database = String(conninfo.split(separator: " ").first { $0.hasPrefix("dbname=") }!.dropFirst("dbname=".count))
-        try server.psql("CREATE SCHEMA IF NOT EXISTS nyt; CREATE TABLE \(table) (id text); INSERT INTO \(table) VALUES ('mine')", database: database)
+        try server.psql(
+            "CREATE SCHEMA IF NOT EXISTS nyt; CREATE TABLE \(table) (id text); INSERT INTO \(table) VALUES ('mine')", database: database)
         let sandbox = try Sandbox()
         try Self.folder(sandbox, count: 10)
         let result = try sandbox.run(["replicate", conninfo, "--table", table])

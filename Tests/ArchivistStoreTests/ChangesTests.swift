@@ -81,8 +81,8 @@ struct ChangesTests {
         }
     }
 
-    @Test("compact keeps each live document's number, drops removals, and refuses a --since the dropped removals were in")
-    func compactKeepsNumbers() throws {
+    @Test("compact keeps each ID's last change with its number, removals as tombstones, and the feed's start")
+    func compactKeepsNumbersAndTombstones() throws {
         let store = try store()
         _ = try store.upsert((0..<5).map { Self.article("d\($0)") })
         try store.put(Self.article("d1", headline: "Changed"), id: "d1")  // 6
@@ -90,7 +90,33 @@ struct ChangesTests {
         try store.remove(["d4"])  // 8: the last number is a removal
         try store.compact()
         #expect(try store.lastSequence == 8)
+        #expect(try store.feedStart == 0)
+        #expect(Self.triples(try store.changes()) == ["1 d0 added", "3 d2 added", "6 d1 updated", "7 d3 removed", "8 d4 removed"])
+        #expect(Self.triples(try store.changes(since: 5)) == ["6 d1 updated", "7 d3 removed", "8 d4 removed"])
+        // A tombstone keeps the fields of the document it removed, for filters.
+        #expect(try store.changes(since: 6)[0].fields["headline.main"] == .string("Knicks Win"))
+        try store.put(Self.article("d9"), id: "d9")
+        #expect(try store.lastSequence == 9)
+        // Another process sees the same numbers.
+        let other = try self.store()
+        #expect(Self.triples(try other.changes(since: 6)) == ["7 d3 removed", "8 d4 removed", "9 d9 added"])
+        let lines = try String(contentsOfFile: folder.data + "/index.jsonl", encoding: .utf8).split(separator: "\n")
+        #expect(lines.map { (try? JSONParser.parse(String($0)))?["seq"] } == [1, 3, 6, 7, 8, 9].map { .number(String($0)) })
+        try expectConsistent(store)
+    }
+
+    @Test("compact --purge-removals drops the tombstones, moves the feed's start past them, and refuses a --since below it")
+    func purgeRemovalsMovesTheFeedStart() throws {
+        let store = try store()
+        _ = try store.upsert((0..<5).map { Self.article("d\($0)") })
+        try store.put(Self.article("d1", headline: "Changed"), id: "d1")  // 6
+        try store.remove(["d3"])  // 7
+        try store.remove(["d4"])  // 8: the last number is a removal
+        try store.compact()
+        try store.compact(purgeRemovals: true)
+        #expect(try store.lastSequence == 8)
         #expect(try store.feedStart == 8)
+        #expect(try store.statistics().tombstones == 0)
         #expect(Self.triples(try store.changes()) == ["1 d0 added", "3 d2 added", "6 d1 updated"])
         #expect(throws: StoreError.feedCompacted(path: folder.data + "/index.jsonl", since: 5, start: 8)) {
             try store.changes(since: 5)

@@ -199,8 +199,9 @@ import Testing
         try store.remove(["doc-3"])
         let reopened = try openStore()
         #expect(try reopened.entries() == (try store.entries()))
-        // The removed document's line and the removal line are dead.
-        #expect(try reopened.statistics().deadEntries == 2)
+        // The removed document's line is dead; the removal line is its tombstone (kept by compact).
+        #expect(try reopened.statistics().deadEntries == 1)
+        #expect(try reopened.statistics().tombstones == 1)
         try expectConsistent(reopened)
     }
 
@@ -215,16 +216,21 @@ import Testing
         try expectConsistent(reader)
     }
 
-    @Test func compactDropsDeadEntries() throws {
+    @Test func compactDropsDeadEntriesAndKeepsTombstonesUntilPurged() throws {
         let store = try openStore()
         for i in 0..<5 { try store.put(article("a", headline: "v\(i)"), id: "a") }
         try store.put(article("b"), id: "b")
         try store.remove(["b"])
-        #expect(try store.statistics().deadEntries == 6)
-        #expect(try store.compact() == 6)
-        let stats = try store.statistics()
-        #expect(stats.deadEntries == 0 && stats.indexLines == 1 && stats.documents == 1)
+        #expect(try store.statistics().deadEntries == 5)
+        #expect(try store.compact() == 5)
+        var stats = try store.statistics()
+        #expect(stats.deadEntries == 0 && stats.indexLines == 2 && stats.documents == 1 && stats.tombstones == 1)
         #expect(try openStore().entries() == (try store.entries()))
+        try expectConsistent(store)
+        #expect(try store.compact(purgeRemovals: true) == 1)
+        stats = try store.statistics()
+        #expect(stats.deadEntries == 0 && stats.indexLines == 1 && stats.documents == 1 && stats.tombstones == 0)
+        #expect(stats.feedStart == 7)
         try expectConsistent(store)
     }
 

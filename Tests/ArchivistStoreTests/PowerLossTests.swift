@@ -162,8 +162,20 @@ struct PowerLossTests {
                     }, after: documents))
         }
 
-        mutating func compact() {
-            steps.append(Step(name: "compact", run: { store in try store.compact() }, after: documents))
+        mutating func compact(purgeRemovals: Bool = false) {
+            steps.append(
+                Step(
+                    name: purgeRemovals ? "compact --purge-removals" : "compact",
+                    run: { store in try store.compact(purgeRemovals: purgeRemovals) }, after: documents))
+        }
+
+        /// `index add` (or drop): the log rewritten from the documents, every number kept.
+        mutating func changeProjection(adding path: String) {
+            steps.append(
+                Step(
+                    name: "index add \(path)",
+                    run: { store in try store.changeProjection(to: Projection(paths: store.projection.paths + [path])) },
+                    after: documents))
         }
 
         mutating func merge() {
@@ -219,7 +231,9 @@ struct PowerLossTests {
         return Scenario(name: "remove", setup: setup.steps, steps: steps.steps)
     }
 
-    /// An index with dead lines (updates and removals), then a compaction.
+    /// An index with dead lines (updates and removals), then a compaction (which keeps the
+    /// removals as tombstones), a write, a removal, a compaction that purges the tombstones, and a
+    /// rewrite of the log for a new projection (every number kept).
     static func compactScenario() -> Scenario {
         var setup = thirtyStored()
         setup.upsert("setup update", (0..<6).map { article($0, revision: 1) })
@@ -227,6 +241,9 @@ struct PowerLossTests {
         var steps = StepBuilder(setup.documents)
         steps.compact()
         steps.put(article(22, revision: 1))
+        steps.remove("remove one", [articleID(23)])
+        steps.compact(purgeRemovals: true)
+        steps.changeProjection(adding: "print_page")
         return Scenario(name: "compact", setup: setup.steps, steps: steps.steps)
     }
 
@@ -401,6 +418,16 @@ struct PowerLossTests {
 
         let indexed = Set(try store.entries().map(\.id))
         #expect(indexed.isSubset(of: universe), "\(context): unknown documents \(indexed.subtracting(universe).sorted())")
+        // The feed from its start ends, for each ID, with what the index says: a live document's
+        // last change is not a removal, and a removed one's is (or it is not in the feed at all).
+        var lastKinds: [String: Change.Kind] = [:]
+        for change in try store.changes() { lastKinds[change.id] = change.kind }
+        for id in indexed {
+            #expect(lastKinds[id] != nil && lastKinds[id] != .removed, "\(context): \(id) is live but its last change is not")
+        }
+        for (id, kind) in lastKinds where !indexed.contains(id) {
+            #expect(kind == .removed, "\(context): \(id) is not live but its last change is \(kind)")
+        }
         // Segments, when the store starts from them, hold what the log alone says.
         let logOnly = try DocumentStore(folder: folder, schema: .nyt, options: .init(usesSegments: false), fileSystem: fileSystem)
         #expect(

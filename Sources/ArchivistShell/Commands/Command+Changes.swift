@@ -29,12 +29,15 @@ extension Command {
             and never reused. Prints each change after --since SEQ (SEQ itself excluded: pass the last number
             seen), oldest first: {"seq":N,"id":ID,"change":"added|updated|removed","updated_at":TIME} in
             jsonl, plus the --fields asked (projected fields, as the change left them; a removal's as they
-            were). Without --since, every change the log keeps: the last change of each document, and every
-            change since the last compact. FILTER selects changes by the document as the change left it (a
-            removal matches when the document it removed did); it may use projected fields and text search.
-            With --follow, changes committed by any process are printed within a moment of their commit,
-            until Ctrl-C or until the reader of the output goes away; nothing is used while nothing changes.
-            A --since before what compact kept is an error that says where the feed starts now.
+            were). Without --since, every change the log keeps: the last change of each document (a removed
+            one's removal included), and every change since the last compact; from any --since this folder
+            gave out, at least the latest change of every document changed after it (compact, repair and
+            index add/drop keep every number and removal). FILTER selects changes by the document as the
+            change left it (a removal matches when the document it removed did); it may use projected
+            fields and text search. With --follow, changes committed by any process are printed within a
+            moment of their commit, until Ctrl-C or until the reader of the output goes away; nothing is
+            used while nothing changes. A --since before the feed's start is an error that says where it
+            starts; only 'compact --purge-removals' and the rebuild of an unreadable index move the start.
             """,
         examples: [
             "changes --since 1200", "changes --since 1200 section_name = Sports --fields headline.main",

@@ -6,8 +6,9 @@ extension Command {
         name: "index", synopsis: "list | add FIELD... | drop FIELD...", summary: "List, add or drop the fields projected into the index",
         discussion: """
             Queries are answered from the projected fields held in the index. Adding or dropping a field
-            rewrites the index from the documents (reading each one); a query on a field outside the
-            projection still works by reading the documents, and says so.
+            rewrites the index from the documents (reading each one), each document keeping its sequence
+            number in the changes feed; a query on a field outside the projection still works by reading
+            the documents, and says so.
             """,
         examples: ["index list", "index add subsection_name", "index drop web_url"],
         arity: 1...Int.max

@@ -78,6 +78,7 @@ extension Command {
             ("index_bytes", .int(stats.indexBytes)),
             ("index_lines", .int(stats.indexLines)),
             ("dead_entries", .int(stats.deadEntries)),
+            ("tombstones", .int(stats.tombstones)),
             ("format_version", .int(stats.formatVersion)),
             ("projection", .array(stats.projection.map { .string($0) })),
         ]
@@ -133,7 +134,10 @@ extension Command {
         discussion: """
             Unreadable documents and documents without _id are moved to quarantine/<time>/ (never deleted);
             a document stored under the wrong file name is moved to its right place; the index is rebuilt
-            from the documents. Prints each action.
+            from the documents. Prints each action. The rebuild keeps every sequence number of the changes
+            feed: an unchanged document keeps its number, a changed or new one gets a new number, a
+            document whose file is gone gets a removal. Only an unreadable index is numbered anew: then
+            feed_start moves past every old number, and the output says so ('renumbered').
             """,
         examples: ["repair"], arity: 0...0
     ) { invocation, shell in
@@ -149,6 +153,14 @@ extension Command {
         if report.rebuiltIndex {
             records.append(Record([("action", .string("rebuilt")), ("file", .string(FileNames.index)), ("to", .string(FileNames.index))]))
         }
+        if report.renumbered {
+            records.append(
+                Record([
+                    ("action", .string("renumbered")), ("file", .string(FileNames.index)),
+                    ("to", .string("feed_start \(report.feedStart)")),
+                ]))
+            shell.errors.line("note: \(renumberedNote(feedStart: report.feedStart))")
+        }
         if records.isEmpty {
             shell.renderer.render(single: Record([("ok", .bool(true)), ("problems", .int(0))]), to: shell.output)
         } else {
@@ -162,18 +174,52 @@ extension Command {
         }
     }
 
-    /// `compact`: rewrite the index without dead entries.
+    /// `compact`'s options.
+    enum CompactOption: CommandOptions {
+        case purgeRemovals
+
+        var declaration: Option {
+            switch self {
+            case .purgeRemovals:
+                Option("--purge-removals", help: "drop the removals kept for the changes feed too (feed_start moves past them)")
+            }
+        }
+    }
+
+    /// `compact [--purge-removals]`: rewrite the index without dead entries.
     public static let compact = Command(
         name: "compact", synopsis: "", summary: "Rewrite the index without dead entries",
-        examples: ["compact"], arity: 0...0
-    ) { _, shell in
+        discussion: """
+            Keeps the last change of each ID: one line per document and, for a removed one, its removal (a
+            tombstone), each with its sequence number, so that 'changes --since SEQ' from any number this
+            folder gave out still lists the latest change of every document changed after SEQ, removals
+            included; where the feed starts (feed_start) does not move. With --purge-removals the tombstones
+            are dropped too: feed_start moves to the highest number they held, and a follower behind it
+            must read every document again ('changes --since' below it fails, saying where the feed starts).
+            Prints the lines dropped, the index's lines and bytes, and feed_start.
+            """,
+        examples: ["compact", "compact --purge-removals"], options: CompactOption.self, arity: 0...0
+    ) { invocation, shell in
         let store = try shell.store()
-        let dropped = try store.compact()
+        let before = try store.feedStart
+        let purge = invocation.isSet(.purgeRemovals)
+        let dropped = try store.compact(purgeRemovals: purge)
         let stats = try store.statistics()
         shell.renderer.render(
             single: Record([
                 ("dropped", .int(dropped)), ("index_lines", .int(stats.indexLines)),
-                ("index_bytes", .int(stats.indexBytes)),
+                ("index_bytes", .int(stats.indexBytes)), ("feed_start", .int(stats.feedStart)),
             ]), to: shell.output)
+        if stats.feedStart != before {
+            shell.errors.line(
+                "note: feed_start moved to \(stats.feedStart): a follower of 'changes' behind it must read every document again")
+        }
+    }
+
+    /// What is said when every document was numbered again (a rebuild of an unreadable or
+    /// missing index).
+    static func renumberedNote(feedStart: Int) -> String {
+        "\(FileNames.index) was rebuilt from the documents with new sequence numbers (it was unreadable or missing): "
+            + "feed_start moved to \(feedStart), and a follower of 'changes' behind it must read every document again"
     }
 }

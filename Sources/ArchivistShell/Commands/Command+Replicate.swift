@@ -9,10 +9,12 @@ extension Command {
 
         var declaration: Option {
             switch self {
-            case .follow: Option("--follow", help: "keep the copy within a moment of the folder until Ctrl-C, riding out the server going away")
+            case .follow:
+                Option("--follow", help: "keep the copy within a moment of the folder until Ctrl-C, riding out the server going away")
             case .table: Option("--table", value: "NAME", help: "the copy's table, NAME or SCHEMA.NAME (default articles)")
             case .status: Option("--status", help: "print the folder's last change, the copy's checkpoint, changes pending, lag and rows")
-            case .resync: Option("--resync", help: "rebuild the copy from the whole folder (after a reset: another folder, an older backup, a purge)")
+            case .resync:
+                Option("--resync", help: "rebuild the copy from the whole folder (after a reset: another folder, an older backup, a purge)")
             }
         }
     }
@@ -70,7 +72,8 @@ extension Command {
                 case .batch(let batch):
                     if invocation.isSet(.follow), shell.errors.isTerminal {
                         progress.show(
-                            "following: checkpoint \(batch.checkpoint) · \(Plural.count(batch.changes, "change")) · \(Plural.count(batch.rows, "row"))")
+                            "following: checkpoint \(batch.checkpoint) · \(Plural.count(batch.changes, "change")) · \(Plural.count(batch.rows, "row"))"
+                        )
                     }
                 case .disconnected(let error, let retry):
                     progress.finish()
@@ -95,7 +98,8 @@ extension Command {
             }
             progress.finish()
             shell.renderer.render(
-                single: reportRecord(report, table: table, server: info.display, seconds: Date().timeIntervalSince(started)), to: shell.output)
+                single: reportRecord(report, table: table, server: info.display, seconds: Date().timeIntervalSince(started)),
+                to: shell.output)
             if Interruption.isRequested, !invocation.isSet(.follow) {
                 throw invocation.interrupted("stopped at checkpoint \(report.checkpoint)")
             }

@@ -18,8 +18,12 @@ extension DocumentStore {
         }
     }
 
-    /// The changes feed is whole after this sequence number (0: since the folder began): `compact`
-    /// drops removals, and a rebuild of the index renumbers every document.
+    /// The changes feed is whole after this sequence number (0: since the folder began): a
+    /// `changes(since:)` from any number at or above it answers with the latest change of every
+    /// ID changed after that number. `compact`, `repair` of a readable index, `index add` and
+    /// `index drop` keep every number and tombstone, so they never move it; only
+    /// `compact(purgeRemovals: true)` (which drops the tombstones) and a rebuild of an unreadable
+    /// or missing index (which numbers every document again) do.
     public var feedStart: Int {
         get throws(StoreError) {
             try withState { (state: inout State) throws(StoreError) -> Int in
@@ -33,11 +37,20 @@ extension DocumentStore {
     /// `filter` (on the projected fields: a removal matches when the document it removed did), at
     /// most `limit` of them.
     ///
-    /// `since` 0 gives every change the log keeps: the last change of each live document, and
-    /// every change since the last `compact`. A `since` below the feed's start (`feedStart`) fails
-    /// with `.feedCompacted`, never a silent gap.
+    /// `since` 0 gives every change the log keeps: the last change of each ID (a live document's,
+    /// or the removal of a removed one, its tombstone, until `compact(purgeRemovals: true)`), and
+    /// every change since the last `compact`. So for any `since` the folder gave out, the changes
+    /// hold the latest change of every ID changed after it. A `since` below the feed's start
+    /// (`feedStart`) fails with `.feedCompacted`, never a silent gap.
     public func changes(since: Int = 0, filter: Filter = .all, limit: Int? = nil) throws(StoreError) -> [Change] {
         try changePage(since: since, filter: filter, limit: limit).changes
+    }
+
+    /// Where the changes feed starts after this process rebuilt an unreadable or missing index
+    /// from the documents when it opened the store (numbering every document again), or nil
+    /// when it did not (only the process that rebuilt it sees it, so it is said once).
+    public var renumberedFeedStart: Int? {
+        state.withLock { $0.renumberedFeedStart }
     }
 
     /// As `changes(since:filter:limit:)`, with how far the read went.

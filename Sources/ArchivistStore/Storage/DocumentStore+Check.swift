@@ -338,8 +338,12 @@ extension DocumentStore {
             case .failure(.missing):
                 return []
             case .failure(.unusable(let reason)):
-                if reason.hasPrefix("made of another index.jsonl") || reason.hasPrefix("index.jsonl differs") {
-                    // Stale, not damaged: the store does not use them, and the next writer rebuilds them.
+                if reason.hasPrefix("made of another index.jsonl") || reason.hasPrefix("index.jsonl differs")
+                    || reason.hasPrefix("built with another projection")
+                {
+                    // Stale, not damaged (the log rewritten, or the projection changed, after them:
+                    // `index add` interrupted between its renames, say): the store does not use
+                    // them, and the next writer rebuilds them.
                     return []
                 }
                 return [Self.segmentProblem(FileNames.manifest, reason)]

@@ -7,10 +7,12 @@ extension DocumentStore {
             try self.refresh(&state)
             let indexBytes = try fileSystem.status(of: path(FileNames.index))?.size ?? 0
             let bytes = try self.table(try state.entries.totalSize())
+            let tombstones = try self.table(try state.entries.tombstoneCount())
             var statistics = StoreStatistics(
                 documents: state.entries.count, documentBytes: bytes, indexBytes: indexBytes,
-                indexLines: state.index.lines, deadEntries: max(0, state.index.lines - state.entries.count),
+                indexLines: state.index.lines, deadEntries: max(0, state.index.lines - state.entries.count - tombstones),
                 formatVersion: state.metadata.format, projection: state.projection.paths)
+            statistics.tombstones = tombstones
             if let manifest = state.manifest {
                 statistics.segments = manifest.segments.map { record in
                     StoreStatistics.Segment(
@@ -28,86 +30,112 @@ extension DocumentStore {
         }
     }
 
-    /// Rewrites the index with one line per live document, dropping superseded and removed ones
-    /// (and the segments' tombstones of the removals). Returns how many dead lines were dropped.
+    /// Rewrites the index with the last change of each ID: one line per live document and, for
+    /// every ID whose last change is a removal, that removal (its tombstone), each with its
+    /// sequence number, in sequence order. Returns how many lines were dropped.
     ///
-    /// The log is read a window at a time and each line kept when it is its ID's live entry (a
+    /// The feed's start does not move: `changes(since:)` from any number the folder gave out still
+    /// answers with the latest change of every ID changed after it. With `purgeRemovals`, the
+    /// tombstones are dropped too (and the segments' records of them), and the feed then starts
+    /// after the highest of their numbers (`feedStart`): a follower behind it must read the
+    /// documents again.
+    ///
+    /// The log is read a window at a time and each line kept when it is its ID's last change (a
     /// look-up in the segments, after the tail is flushed into one): nothing is held per
     /// document, whatever the store's size.
     @discardableResult
-    public func compact() throws(StoreError) -> Int {
+    public func compact(purgeRemovals: Bool = false) throws(StoreError) -> Int {
         let lock = try fileSystem.lockExclusively(path(FileNames.lock), timeout: options.lockTimeout)
         defer { lock.release() }
         return try withState(lockHeld: true) { (state: inout State) throws(StoreError) -> Int in
             try self.refresh(&state, lockHeld: true)
             try self.recoverLocked(&state)
-            let dead = state.index.lines - state.entries.count
             if options.usesSegments {
                 if state.manifest == nil, state.index.lines > options.bulkFlushThreshold {
                     try self.rebuildSegments(&state)
                 } else {
                     try self.flush(&state)
                 }
-                try self.compactLog(&state)
+                let dropped = try self.compactLog(&state, purgeRemovals: purgeRemovals)
                 try self.mergeIfDue(&state)
-            } else {
-                try self.writeIndex(&state)
+                return dropped
             }
-            return dead
+            return try self.compactLog(&state, purgeRemovals: purgeRemovals)
         }
     }
 
-    /// Rewrites the log keeping each live document's line, in order (the state's segments cover
-    /// the whole log, the lock held); the tombstones of the dropped removals are deleted and the
-    /// manifest covers the new file.
-    private func compactLog(_ state: inout State) throws(StoreError) {
+    /// Rewrites the log keeping each ID's last change (with `purgeRemovals`, only the live
+    /// documents' lines), in order, the lock held and the log read to its end (with segments,
+    /// they cover it all). The metadata is written first when it changes (the floor, and the feed's
+    /// start after purged tombstones); then the new file is renamed into place. With segments,
+    /// the purged tombstones are deleted from them and the manifest covers the new file; without,
+    /// the new file is read again. Returns how many lines were dropped.
+    private func compactLog(_ state: inout State, purgeRemovals: Bool) throws(StoreError) -> Int {
         let end = state.index.consumed
         let temporary = try temporaryPath(for: FileNames.index)
         try fileSystem.write([], to: temporary)
         var pending: [UInt8] = []
         pending.reserveCapacity(1 << 20)
-        var droppedRemovals = 0
-        var lines = 0
+        var purged = 0
+        var entryLines = 0
+        var tombstoneLines = 0
         var last = 0
         var failure: StoreError?
+        // Lines written before format 3 state no number (they are a prefix of the file): they are
+        // written with the number of their place, which the new file no longer gives them.
+        var numbersStated = false
         let entries = state.entries
-        let old = try indexFile.forEachLine(end: end) { line, bytes, sequence, _ in
-            switch line {
-            case .removal:
-                droppedRemovals = max(droppedRemovals, sequence)
-                return true
-            case .entry(let entry):
-                do throws(StoreError) {
-                    guard let live = try self.table(try entries.entry(DocumentID(entry.id))), live.sequence == sequence else { return true }
-                    pending.append(contentsOf: bytes)
-                    pending.append(0x0A)
-                    lines += 1
-                    last = sequence
-                    if pending.count >= 1 << 20 {
-                        try fileSystem.append(pending, to: temporary)
-                        pending.removeAll(keepingCapacity: true)
-                    }
-                } catch {
-                    failure = error
-                    return false
+        let old = try indexFile.forEachLine(end: end) { line, bytes, sequence, offset in
+            do throws(StoreError) {
+                guard let change = try self.table(try entries.lastChange(DocumentID(line.id))), change.sequence == sequence else {
+                    return true
                 }
-                return true
+                switch line {
+                case .removal:
+                    guard change.isRemoval else { return true }
+                    if purgeRemovals {
+                        purged = max(purged, sequence)
+                        return true
+                    }
+                    tombstoneLines += 1
+                case .entry:
+                    guard !change.isRemoval else { return true }
+                    entryLines += 1
+                }
+                if !numbersStated, let stated = try? IndexFile.decodeFull(bytes, lineOffset: offset), stated.sequence == nil {
+                    pending.append(contentsOf: IndexFile.numberedLine(stated, bytes: bytes, lineOffset: offset, sequence: sequence))
+                } else {
+                    numbersStated = true
+                    pending.append(contentsOf: bytes)
+                }
+                pending.append(0x0A)
+                last = sequence
+                if pending.count >= 1 << 20 {
+                    try fileSystem.append(pending, to: temporary)
+                    pending.removeAll(keepingCapacity: true)
+                }
+            } catch {
+                failure = error
+                return false
             }
+            return true
         }
         if let failure {
             _ = try? fileSystem.removeFile(temporary)
             throw failure
         }
-        guard old.consumed == end, lines == state.entries.count else {
+        guard old.consumed == end, entryLines == state.entries.count else {
             _ = try? fileSystem.removeFile(temporary)
             throw .damagedSnapshot(
                 path: path(FileNames.segments),
-                reason: "the segments hold \(Plural.count(state.entries.count, "live document")), the log \(lines): run 'archivist repair'")
+                reason:
+                    "the segments hold \(Plural.count(state.entries.count, "live document")), the log \(entryLines): run 'archivist repair'"
+            )
         }
         let highest = state.lastSequence
         var metadata = state.metadata
         metadata.sequenceFloor = max(metadata.sequenceFloor, highest)
-        metadata.feedStart = max(metadata.feedStart, droppedRemovals)
+        metadata.feedStart = max(metadata.feedStart, purged)
         do {
             try fileSystem.append(pending, to: temporary)
             if metadata != state.metadata {
@@ -121,65 +149,39 @@ extension DocumentStore {
             _ = try? fileSystem.removeFile(temporary)
             throw error
         }
+        let dropped = old.lines - entryLines - tombstoneLines
+        guard var manifest = state.manifest else {
+            // The whole log read again (the entries pointed into the old file).
+            try removeUnlistedSegmentFiles(keeping: nil)
+            state.index = IndexFile.Position()
+            _ = try loadIndex(&state)
+            return dropped
+        }
         let size = try fileSystem.status(of: indexFile.path)?.size ?? 0
         state.index = IndexFile.Position(
-            identity: try fileSystem.status(of: indexFile.path)?.identity, consumed: size, lines: lines, sequence: last)
-        // The removals are gone from the log: so are their tombstones. The manifest covers the
-        // new file (the segments' entries carry their numbers, which the file keeps).
-        guard var manifest = state.manifest else { return }
-        for (place, segment) in state.entries.segments.enumerated() where segment.mapped.tombstoneCount > 0 {
-            let live = (0..<segment.mapped.tombstoneCount).filter { !segment.isDeleted(segment.mapped.count + $0) }
-            guard !live.isEmpty, let position = manifest.segments.firstIndex(where: { $0.number == segment.record.number }) else {
-                continue
+            identity: try fileSystem.status(of: indexFile.path)?.identity, consumed: size, lines: entryLines + tombstoneLines,
+            sequence: last)
+        // The segments' entries and tombstones carry their numbers, which the file keeps; purged
+        // removals are gone from the log, and so are their tombstones. The manifest covers the
+        // new file.
+        if purgeRemovals {
+            for segment in state.entries.segments where segment.mapped.tombstoneCount > 0 {
+                let live = (0..<segment.mapped.tombstoneCount).filter { !segment.isDeleted(segment.mapped.count + $0) }
+                guard !live.isEmpty, let position = manifest.segments.firstIndex(where: { $0.number == segment.record.number }) else {
+                    continue
+                }
+                var record = manifest.segments[position]
+                let deletes = SegmentDeletes(segment: record.number, ordinals: segment.deletedOrdinals.map { UInt32($0) })
+                    .adding(live.map { UInt32(segment.mapped.count + $0) })
+                record.deletesGeneration += 1
+                record.deletedTombstones += live.count
+                try writeSegmentFile(deletes.encoded(), named: record.deletesFileName!)
+                manifest.segments[position] = record
             }
-            _ = place
-            var record = manifest.segments[position]
-            let deletes = SegmentDeletes(segment: record.number, ordinals: segment.deletedOrdinals.map { UInt32($0) })
-                .adding(live.map { UInt32(segment.mapped.count + $0) })
-            record.deletesGeneration += 1
-            record.deletedTombstones += live.count
-            try writeSegmentFile(deletes.encoded(), named: record.deletesFileName!)
-            manifest.segments[position] = record
         }
         manifest.coverage = try coverage(of: state.index)
         try install(manifest, &state)
-    }
-
-    /// Replaces the index file with the state's entries (in sequence order), atomically and
-    /// durably, all in memory: for a store without segments (the log-only mode of tests). Entries
-    /// read from the log keep their sequence numbers; rebuilt ones get new ones. The metadata is
-    /// written first with the highest number given out (the floor, which the dropped lines may
-    /// have held) and where the feed starts now: after the removals dropped, or with
-    /// `renumbered` (a rebuild from the documents), after every number of the old file.
-    func writeIndex(_ state: inout State, renumbered: Bool = false) throws(StoreError) {
-        let sorted = try table(try state.entries.sorted())
-        let highest = state.lastSequence
-        let rewrite = try indexFile.rewrite(sorted, floor: highest)
-        let lines = rewrite.batch
-        var metadata = state.metadata
-        metadata.sequenceFloor = max(metadata.sequenceFloor, highest, lines.lastSequence)
-        metadata.feedStart = max(metadata.feedStart, renumbered ? lines.nextSequence - 1 - lines.count : rewrite.droppedRemovals)
-        if metadata != state.metadata {
-            try writeDurably(metadata.encoded(), to: FileNames.metadata)
-            state.metadata = metadata
-        }
-        try writeDurably(lines.bytes, to: FileNames.index)
-        state.index = IndexFile.Position(
-            identity: try fileSystem.status(of: indexFile.path)?.identity,
-            consumed: lines.bytes.count, lines: lines.count, sequence: lines.lastSequence)
-        var entries = EntryTable()
-        entries.reserveCapacity(sorted.count)
-        var next = lines.nextSequence - lines.count
-        for (entry, span) in zip(rewrite.entries, lines.fieldSpans) {
-            var moved = entry
-            moved.fields = FieldsReference.indexFile(offset: span.offset, length: span.length)
-            moved.sequence = next
-            next += 1
-            try? entries.set(span.id, moved)
-        }
-        state.entries = entries
-        state.manifest = nil
-        try removeUnlistedSegmentFiles(keeping: nil)
+        return dropped
     }
 
     /// A document file found by scanning the documents folder.
@@ -285,11 +287,15 @@ extension DocumentStore {
     /// Replaces the entries with ones derived from the documents; with `persist`, also the file
     /// (with `keepingOldIndex`, the old index file is first copied to the quarantine folder).
     ///
-    /// Persisted, the new log is written a bucket of documents at a time, each document numbered
-    /// above every number the old file holds, then the segments are built from it again (a chunk
-    /// at a time): nothing is held per document. Without `persist` (a reader that cannot take the
+    /// Persisted with `keepingNumbers` (the state read from a readable log, to its end), every
+    /// number the feed gave out stays (`rebuildKeepingNumbers`). Persisted without it (the old log
+    /// unreadable or missing), the new log is written a bucket of documents at a time, each
+    /// document numbered above every number the old file holds, and the feed then starts after
+    /// them (`feedStart`). Either way the segments are then built from it again (a chunk at a
+    /// time): nothing is held per document. Without `persist` (a reader that cannot take the
     /// lock), the entries are kept in memory.
-    func rebuildEntries(_ state: inout State, persist: Bool, keepingOldIndex: Bool = false) throws(StoreError) {
+    func rebuildEntries(_ state: inout State, persist: Bool, keepingOldIndex: Bool = false, keepingNumbers: Bool = false) throws(StoreError)
+    {
         guard persist else {
             let scanned = try scanDocuments(projection: state.projection, known: state.entries)
             state.entries = EntryTable()
@@ -298,6 +304,11 @@ extension DocumentStore {
                 if case .document(let entry) = file.content { try? state.entries.set(DocumentID(entry.id), entry) }
             }
             state.index.lines = state.entries.count
+            return
+        }
+        if keepingNumbers {
+            try rebuildKeepingNumbers(&state)
+            try reloadAfterRebuild(&state)
             return
         }
         let indexPath = path(FileNames.index)
@@ -351,10 +362,17 @@ extension DocumentStore {
             try writeDurably(metadata.encoded(), to: FileNames.metadata)
             state.metadata = metadata
             try install(temporary, as: FileNames.index)
+            state.renumberedFeedStart = metadata.feedStart
         } catch {
             _ = try? fileSystem.removeFile(temporary)
             throw error
         }
+        try reloadAfterRebuild(&state)
+    }
+
+    /// Starts the state from a log just written whole: the segments built from it again (or, in a
+    /// store without them, the log read).
+    private func reloadAfterRebuild(_ state: inout State) throws(StoreError) {
         state.manifest = nil
         state.entries = EntryTable()
         state.index = IndexFile.Position()
@@ -414,12 +432,22 @@ extension DocumentStore {
                 if segmentsWanted { try self.rebuildSegments(&state) } else { try self.removeUnlistedSegmentFiles(keeping: nil) }
                 report.rebuiltIndex = true
             } else if !problems.isEmpty {
-                let unreadable = problems.contains { $0.kind == .unreadableIndex }
-                if !unreadable {
-                    // Keep first-stored times from the readable index.
-                    try self.loadIndex(&state)
+                let indexExists = try fileSystem.status(of: indexFile.path) != nil
+                if problems.contains(where: { $0.kind == .unreadableIndex }) || !indexExists {
+                    // Nothing to keep: every document is numbered again, and the feed starts after
+                    // every old number.
+                    try self.rebuildEntries(&state, persist: true, keepingOldIndex: true)
+                } else {
+                    // The readable index gives each unchanged document its number and times (the
+                    // segments, when damaged, are built from it first).
+                    if segmentsWanted, problems.contains(where: { $0.kind == .damagedSnapshot }) {
+                        try self.rebuildSegments(&state)
+                    } else {
+                        try self.loadIndex(&state)
+                    }
+                    try self.refresh(&state, lockHeld: true)
+                    try self.rebuildEntries(&state, persist: true, keepingNumbers: true)
                 }
-                try self.rebuildEntries(&state, persist: true, keepingOldIndex: unreadable)
                 report.rebuiltIndex = true
             } else if segmentsWanted, state.manifest == nil || state.entries.tailCount > 0 {
                 // Nothing to fix, but the segments are missing (deleted by hand, say) or behind the
@@ -427,6 +455,14 @@ extension DocumentStore {
                 if state.manifest == nil { try self.rebuildSegments(&state) } else { try self.flush(&state) }
                 try self.mergeIfDue(&state)
             }
+            if state.renumberedFeedStart != nil {
+                // Here, or when this process opened the store (an unreadable index is rebuilt
+                // then): said once.
+                report.rebuiltIndex = true
+                report.renumbered = true
+                state.renumberedFeedStart = nil
+            }
+            report.feedStart = state.metadata.feedStart
             try fileSystem.synchronizeAll(containing: folder)
             try journal.remove()
             return report
@@ -436,7 +472,10 @@ extension DocumentStore {
 
 extension DocumentStore {
     /// Changes the projected fields and rebuilds the index from the documents (reading each one),
-    /// then records the projection in the metadata file.
+    /// then records the projection in the metadata file. Every line keeps its number: a
+    /// document's line is written again with the new projection's fields (a document changed by
+    /// hand since its last commit gets a new number), removals stay; the feed's start does not
+    /// move.
     public func changeProjection(to projection: Projection) throws(StoreError) {
         let lock = try fileSystem.lockExclusively(path(FileNames.lock), timeout: options.lockTimeout)
         defer { lock.release() }
@@ -446,7 +485,7 @@ extension DocumentStore {
             let previous = state.metadata
             state.metadata.projection = projection.withLongPaths(self.schema.longPaths)
             do throws(StoreError) {
-                try self.rebuildEntries(&state, persist: true)
+                try self.rebuildEntries(&state, persist: true, keepingNumbers: true)
                 try self.writeDurably(state.metadata.encoded(), to: FileNames.metadata)
             } catch {
                 state.metadata = previous

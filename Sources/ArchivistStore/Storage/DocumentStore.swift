@@ -78,6 +78,9 @@ public final class DocumentStore: Sendable {
         var migration: FormatMigration?
         /// Whether this process built the segments from the log when it opened the store.
         var builtSegmentsAtOpen = false
+        /// Where the feed starts after this process rebuilt an unreadable or missing index from
+        /// the documents, numbering every document again (nil: it did not).
+        var renumberedFeedStart: Int?
         /// Segments just opened and found usable, for the load that follows (taken by it).
         var opened: (Manifest, [OpenSegment])?
         var temporaryCounter = 0

@@ -49,6 +49,48 @@ struct EntryTable {
         return try segments[place].mapped.entry(at: ordinal)
     }
 
+    /// The sequence number of an ID's last change the table knows of (its live entry's, or its
+    /// tombstone's: the tail's removal or a segment's tombstone no newer change superseded), and
+    /// whether it is a removal; nil when the table knows of none. A removal the tail holds
+    /// without its line's number (never read from a line) answers 0.
+    func lastChange(_ key: DocumentID) throws(SegmentDamage) -> (sequence: Int, isRemoval: Bool)? {
+        if let change = overlay[key] {
+            if let entry = change { return (entry.sequence, false) }
+            return (removals[key]?.sequence ?? 0, true)
+        }
+        return try segmentRecord(key)
+    }
+
+    /// An ID's last change as the segments record it (ignoring the tail): its live document's
+    /// number, or its tombstone's, the newest segment first.
+    private func segmentRecord(_ key: DocumentID) throws(SegmentDamage) -> (sequence: Int, isRemoval: Bool)? {
+        guard !segments.isEmpty else { return nil }
+        var id = key.rawValue
+        let hash = id.withUTF8 { IDFilter.hash(UnsafeRawBufferPointer($0)) }
+        for segment in segments.reversed() {
+            guard try segment.mapped.mayContain(idHash: hash) else { continue }
+            if let ordinal = try segment.mapped.ordinal(of: key.rawValue), !segment.isDeleted(ordinal) {
+                return (try segment.mapped.sequence(at: ordinal), false)
+            }
+            if let index = try segment.mapped.tombstoneIndex(of: id), !segment.isDeleted(segment.mapped.count + index) {
+                return (try segment.mapped.tombstone(at: index).sequence, true)
+            }
+        }
+        return nil
+    }
+
+    /// How many IDs' last change is a removal (the log's tombstones): the segments' live
+    /// tombstones, less those the tail supersedes, plus the tail's removals. Costs a look-up
+    /// per change of the tail.
+    func tombstoneCount() throws(SegmentDamage) -> Int {
+        var total = segments.reduce(0) { $0 + $1.record.tombstones - $1.record.deletedTombstones }
+        for (key, change) in overlay {
+            if change == nil { total += 1 }
+            if try segmentRecord(key)?.isRemoval == true { total -= 1 }
+        }
+        return total
+    }
+
     /// Sets (or, with nil, removes) the entry of an ID. A removal stays in the tail as a change
     /// (its tombstone, when the tail is flushed).
     mutating func set(_ key: DocumentID, _ entry: IndexEntry?) throws(SegmentDamage) {

@@ -639,86 +639,24 @@ extension IndexFile {
         return found.fieldsJSON
     }
 
-    /// What a rewrite of the file made: the new file's lines, and the highest sequence number of
-    /// the removals it dropped (0 when none).
-    struct Rewrite {
-        var batch: Batch
-        var droppedRemovals: Int
-        /// The entries in the order of the new file's lines.
-        var entries: [IndexEntry]
-    }
-
-    /// The lines of a whole new file holding `entries`, their fields copied from memory or from the
-    /// current file. An entry whose fields are in the current file keeps the sequence number of the
-    /// line that holds them (its last change); the others (rebuilt from their documents) get new
-    /// numbers after `floor` and after every number the old file holds. The lines are in sequence
-    /// order, so that the file stays ordered by it. The caller writes the bytes aside and renames
-    /// them into place.
-    func rewrite(_ entries: [IndexEntry], floor: Int) throws(StoreError) -> Rewrite {
-        // Where each line of the old file starts, with its sequence number (the numbers are
-        // ascending, as the starts are); and the highest number of a removal line. The file is
-        // read a chunk at a time (an unreadable one being rebuilt may be gigabytes of anything);
-        // only a compaction, whose entries' fields are in it, keeps it whole.
-        let keepsOld = entries.contains { if case .inline = $0.fields { return false } else { return true } }
-        var old: [UInt8] = []
-        var starts: [Int] = []
-        var numbers: [Int] = []
-        var droppedRemovals = 0
-        var previous = 0
-        var base = 0
-        var carry: [UInt8] = []
-        while let chunk = try fileSystem.contents(of: path, from: base + carry.count, limit: 16 << 20), !chunk.isEmpty {
-            if keepsOld { old.append(contentsOf: chunk) }
-            let bytes = carry + chunk
-            let consumed = bytes.withUnsafeBufferPointer { buffer -> Int in
-                let (ranges, consumed) = Self.lineRanges(buffer)
-                for range in ranges {
-                    let line = UnsafeBufferPointer(rebasing: buffer[range])
-                    if let decoded = try? Self.decodeFull(line, lineOffset: base + range.lowerBound) {
-                        let number = decoded.sequence ?? previous + 1
-                        previous = max(previous, number)
-                        starts.append(base + range.lowerBound)
-                        numbers.append(number)
-                        if case .removal = decoded.line { droppedRemovals = max(droppedRemovals, number) }
-                    }
-                }
-                return consumed
-            }
-            // A line longer than the longest an index holds is not one: it is passed over.
-            carry = bytes.count - consumed > Self.maximumLineBytes ? [] : Array(bytes[consumed...])
-            base += consumed + (bytes.count - consumed - carry.count)
+    /// A line (without its newline) that states no number, written again with `sequence` (the
+    /// number of its place): what a rewrite of the file writes for a line of before format 3,
+    /// which a new file would otherwise number by its new place. `decoded` is the line's decoding,
+    /// at `lineOffset`.
+    static func numberedLine(_ decoded: FullLine, bytes: UnsafeBufferPointer<UInt8>, lineOffset: Int, sequence: Int) -> [UInt8] {
+        func fields(_ reference: FieldsReference?) -> [UInt8]? {
+            guard case .indexFile(let offset, let length)? = reference else { return nil }
+            let start = offset - lineOffset
+            guard start >= 0, start + length <= bytes.count else { return nil }
+            return Array(bytes[start..<(start + length)])
         }
-        func number(at offset: Int) -> Int? {
-            var low = 0
-            var high = starts.count
-            while low < high {
-                let middle = (low + high) / 2
-                if starts[middle] <= offset { low = middle + 1 } else { high = middle }
-            }
-            return low > 0 ? numbers[low - 1] : nil
+        switch decoded.line {
+        case .entry(let entry):
+            return entryLine(entry, sequence: sequence, fields: fields(entry.fields) ?? Array("{}".utf8))
+        case .removal(let removal):
+            return removalLine(
+                id: removal.id, sequence: sequence, at: decoded.removedAt ?? Timestamp(milliseconds: 0),
+                fields: fields(decoded.removedFields))
         }
-        var next = max(floor, previous) + 1
-        var placed: [(sequence: Int, entry: IndexEntry, fields: [UInt8])] = []
-        placed.reserveCapacity(entries.count)
-        for entry in entries {
-            switch entry.fields {
-            case .inline(let bytes):
-                placed.append((next, entry, bytes))
-                next += 1
-            case .indexFile(let offset, let length):
-                guard offset + length <= old.count, let sequence = number(at: offset) else {
-                    throw .io(path: path, operation: "read", message: "the index changed while it was rewritten")
-                }
-                placed.append((sequence, entry, Array(old[offset..<(offset + length)])))
-            case .logLine:
-                placed.append((entry.sequence, entry, try fieldsBytes(of: entry)))
-            }
-        }
-        placed.sort { $0.sequence < $1.sequence }
-        var batch = Batch(firstSequence: next)
-        for item in placed {
-            batch.append(item.entry, fields: item.fields, sequence: item.sequence)
-        }
-        return Rewrite(batch: batch, droppedRemovals: droppedRemovals, entries: placed.map(\.entry))
     }
 }

@@ -6,6 +6,13 @@ public struct RepairReport: Sendable, Equatable {
     public var moved: [(from: String, to: String)]
     /// Whether the index was rebuilt.
     public var rebuiltIndex: Bool
+    /// Whether the rebuild numbered every document again (the old index was unreadable or
+    /// missing, so no number could be kept): the changes feed then starts after every old number
+    /// (`feedStart`), and a follower behind it must read the documents again. A rebuild from a
+    /// readable index keeps every number.
+    public var renumbered = false
+    /// Where the changes feed starts after the repair (`DocumentStore.feedStart`).
+    public var feedStart = 0
     /// The problems found before repairing.
     public var problems: [StoreProblem]
 
@@ -13,6 +20,7 @@ public struct RepairReport: Sendable, Equatable {
     public static func == (lhs: RepairReport, rhs: RepairReport) -> Bool {
         lhs.quarantined.map { [$0.from, $0.to] } == rhs.quarantined.map { [$0.from, $0.to] }
             && lhs.moved.map { [$0.from, $0.to] } == rhs.moved.map { [$0.from, $0.to] }
-            && lhs.rebuiltIndex == rhs.rebuiltIndex && lhs.problems == rhs.problems
+            && lhs.rebuiltIndex == rhs.rebuiltIndex && lhs.renumbered == rhs.renumbered && lhs.feedStart == rhs.feedStart
+            && lhs.problems == rhs.problems
     }
 }

@@ -16,7 +16,9 @@ public struct StoreMetadata: Sendable, Equatable {
     /// the index was last rewritten (compaction and rebuilds drop lines, maybe the last ones).
     public var sequenceFloor = 0
     /// The changes feed is whole only after this sequence number: changes at or below it may have
-    /// been dropped (removals by `compact`, every line by a rebuild of the index).
+    /// been dropped. Only `compact(purgeRemovals: true)` (the tombstones) and a rebuild of an
+    /// unreadable or missing index (every number) move it; `compact`, `repair` of a readable
+    /// index and `index add`/`drop` keep each ID's last change with its number.
     public var feedStart = 0
 
     /// Creates metadata.

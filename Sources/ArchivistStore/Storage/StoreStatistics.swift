@@ -8,8 +8,11 @@ public struct StoreStatistics: Sendable, Equatable {
     public var indexBytes: Int
     /// Lines in the index file.
     public var indexLines: Int
-    /// Index lines that no longer describe a live document (superseded or removed).
+    /// Index lines that `compact` drops: those that are not their ID's last change (superseded).
     public var deadEntries: Int
+    /// IDs whose last change is a removal: their removal lines (tombstones) stay through
+    /// `compact`, for the changes feed, until `compact(purgeRemovals: true)`.
+    public var tombstones: Int = 0
     /// The folder's format version.
     public var formatVersion: Int
     /// The projected fields.
@@ -20,7 +23,8 @@ public struct StoreStatistics: Sendable, Equatable {
     public var changesAfterSegments: Int = 0
     /// The highest sequence number given out (0 before the first change).
     public var lastSequence: Int = 0
-    /// The changes feed is whole after this sequence number (0: since the folder began).
+    /// The changes feed is whole after this sequence number (0: since the folder began); moved
+    /// only by `compact(purgeRemovals: true)` and a rebuild of an unreadable index.
     public var feedStart: Int = 0
 
     /// One segment file.
