@@ -14,7 +14,12 @@ peers alike):
      for `--seconds` (20): each second, an `import` of rate/10 documents every 100 ms. The lag of a
      change is the commit time of its row in PostgreSQL (`pg_xact_commit_timestamp(xmin)`) minus the
      time the folder committed it (`updated_at`): median and p99 over every change;
-  4. the follower's CPU time over `--idle` (10) seconds with no writer.
+  4. the follower's CPU time over `--idle` (10) seconds with no writer;
+  5. the shell over the copy (issue 28): each of bench/scale.py's one-shot questions asked of
+     `archivist --data postgresql://.../copy` as a whole process, next to `psql -c` running the best
+     SQL written by hand for the same question on the same server (the typed columns, `terms`, the
+     same BM25 order for the ranked find), median of `--repeats` (5), answers compared; and the time
+     of the shell's first answer (`--interactive` reading one question from a pipe, start to exit).
 
 Usage:
   python3 bench/replicate.py --folder DIR --jsonl FILE     # an existing folder and the same documents
@@ -43,6 +48,9 @@ LOAD_RATIO = 0.5  # initial load at least half the rate of psql \copy + index bu
 LOAD_RSS_MB = 300.0
 LAG_MEDIAN_MS = 500.0
 LAG_P99_MS = 2000.0
+COPY_RATIO = 1.5  # each one-shot question against the copy within 1.5x of psql with hand-written SQL
+FIRST_ANSWER_MS = 50.0  # the shell's first answer over the copy
+TREND_WORDS = ["election", "budget", "museum"]  # bench/scale.py's trend series
 
 
 def pg_binaries():
@@ -107,6 +115,91 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / ticks
 
 
+def median_case(argv, repeats, stdin_path=None):
+    """Runs argv `repeats` times: (median seconds, the last run)."""
+    runs = [check(measure(argv, stdin_path), " ".join(argv[:6])) for _ in range(repeats)]
+    return statistics.median(r.seconds for r in runs), runs[-1]
+
+
+def read_copy(archivist, server, repeats, checks):
+    """Issue 28: bench/scale.py's one-shot questions against the copy, next to psql with hand-written SQL."""
+    uri = f"postgresql:///copy?host={server.root}&user=postgres"
+    arch = [str(archivist), "--data", uri, "--format", "jsonl"]
+    middle = server.psql("SELECT id FROM articles ORDER BY id COLLATE \"C\" OFFSET (SELECT count(*) / 2 FROM articles) LIMIT 1",
+                         "copy")
+    quoted = "'" + middle.replace("'", "''") + "'"
+    weight = ("(SELECT sum(CASE w WHEN 'A' THEN 3 WHEN 'B' THEN 2 WHEN 'C' THEN 1 ELSE 0 END) FROM unnest(terms) u, "
+              "unnest(u.weights) w WHERE u.lexeme = 'election')")
+    series = ", ".join(f"count(*) FILTER (WHERE terms @@ '{word}')" for word in TREND_WORDS)
+
+    def ids(out):
+        return [json.loads(line)["_id"] for line in out.splitlines() if line.strip()]
+
+    def pairs(out):
+        return [(row["value"], row["count"]) for row in map(json.loads, filter(str.strip, out.splitlines()))]
+
+    def sql_pairs(out):
+        return [(line.split("|")[0], int(line.split("|")[1])) for line in out.splitlines() if line.strip()]
+
+    def trend(out):
+        table = {}
+        for row in map(json.loads, filter(str.strip, out.splitlines())):
+            table.setdefault(row["bucket"], {})[row["series"]] = row["count"]
+            table[row["bucket"]]["total"] = row["total"]
+        return table
+
+    def sql_trend(out):
+        table = {}
+        for line in out.splitlines():
+            if line.strip():
+                fields = line.split("|")
+                table[fields[0]] = dict(zip(["total"] + TREND_WORDS, map(int, fields[1:])))
+        return table
+
+    questions = [
+        ("count", "`count section_name = Sports`", ["count", "section_name = Sports"], int,
+         "SELECT count(*) FROM articles WHERE section_name = 'Sports'", int),
+        ("three", "`count section_name = Sports and pub_date >= 2010-01-01 and word_count > 500`",
+         ["count", "section_name = Sports and pub_date >= 2010-01-01 and word_count > 500"], int,
+         "SELECT count(*) FROM articles WHERE section_name = 'Sports' AND pub_date >= '2010-01-01' AND word_count > 500 "
+         "AND jsonb_typeof(doc->'word_count') = 'number'", int),  # a whole number written as a string is not > 500
+        ("text_count", "`count '\"election\"'`", ["count", '"election"'], int,
+         "SELECT count(*) FROM articles WHERE terms @@ 'election'", int),
+        ("text_find", "`find '\"election\"' --limit 10` (ranked)", ["find", '"election"', "--limit", "10"], ids,
+         f"SELECT doc FROM articles WHERE terms @@ 'election' ORDER BY {weight} DESC, id COLLATE \"C\" LIMIT 10", ids),
+        ("facet", "`facet section_name --limit 3`", ["facet", "section_name", "--limit", "3"], pairs,
+         "SELECT section_name, count(*) FROM articles GROUP BY 1 ORDER BY 2 DESC, section_name COLLATE \"C\" LIMIT 3", sql_pairs),
+        ("top10", "`find 'pub_date >= 2000-01-01' --sort pub_date:desc --limit 10`",
+         ["find", "pub_date >= 2000-01-01", "--sort", "pub_date:desc", "--limit", "10"], ids,
+         "SELECT doc FROM articles WHERE pub_date >= '2000-01-01' ORDER BY pub_date DESC, id COLLATE \"C\" LIMIT 10", ids),
+        ("get", "`get ID` (the middle document)", ["get", middle], ids, f"SELECT doc FROM articles WHERE id = {quoted}", ids),
+        ("trend", f"`trend {' '.join(TREND_WORDS)}` (yearly)", ["trend"] + TREND_WORDS + ["--by", "year"], trend,
+         f"SELECT to_char(date_trunc('year', pub_date AT TIME ZONE 'UTC'), 'YYYY'), count(*), {series} FROM articles "
+         "WHERE pub_date IS NOT NULL GROUP BY 1 ORDER BY 1", sql_trend),
+    ]
+    lines = [f"Reading the copy (issue 28): whole processes, median of {repeats}", "",
+             "| question | `archivist --data postgresql://...` | `psql -c` (hand-written SQL) | ratio | answers |",
+             "|---|---:|---:|---:|---|"]
+    for key, label, words, parse, sql, sql_parse in questions:
+        ours, our_run = median_case(arch + words, repeats)
+        theirs, their_run = median_case(["psql", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h", server.root, "-U",
+                                         "postgres", "-d", "copy", "-c", sql], repeats)
+        same = parse(our_run.stdout) == sql_parse(their_run.stdout)
+        ratio = ours / theirs if theirs > 0 else float("inf")
+        lines.append(f"| {label} | {ours * 1e3:.1f} ms | {theirs * 1e3:.1f} ms | {ratio:.2f}x | {'same' if same else 'DIFFER'} |")
+        checks.append((f"copy {key} within {COPY_RATIO}x of psql", f"{ratio:.2f}x", ratio <= COPY_RATIO))
+        checks.append((f"copy {key} answers as psql", "same" if same else "differ", same))
+    with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as question:
+        question.write("count section_name = Sports\n")
+    first, first_run = median_case([str(archivist), "--data", uri, "--interactive"], repeats, question.name)
+    os.unlink(question.name)
+    lines.append(f"| the shell's first answer (`--interactive`, one question piped, start to exit) | {first * 1e3:.1f} ms | | | "
+                 f"{first_run.stdout.strip().splitlines()[-2] if first_run.stdout.strip() else ''} |")
+    checks.append((f"shell's first answer over the copy < {FIRST_ANSWER_MS:.0f} ms", f"{first * 1e3:.1f} ms",
+                   first * 1e3 < FIRST_ANSWER_MS))
+    return lines
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--folder", help="an existing data folder")
@@ -119,6 +212,8 @@ def main():
     parser.add_argument("--rate", type=int, default=500, help="changes a second during the follow test")
     parser.add_argument("--seconds", type=float, default=20.0, help="how long the writer writes")
     parser.add_argument("--idle", type=float, default=10.0, help="seconds the idle follower is watched")
+    parser.add_argument("--repeats", type=int, default=5, help="runs of each question against the copy (median)")
+    parser.add_argument("--skip-follow", action="store_true", help="leave out the follow and idle phases (3 and 4)")
     args = parser.parse_args()
 
     if args.binary:
@@ -174,53 +269,59 @@ def main():
                        f"{ours_rate / peer_rate:.0%}", ours_rate >= LOAD_RATIO * peer_rate))
         checks.append((f"initial load peak RSS < {LOAD_RSS_MB:.0f} MB", f"{load.rss_mb:.0f} MB", load.rss_mb < LOAD_RSS_MB))
 
-        # 3. --follow under a writer.
-        batch = max(1, args.rate // 10)
-        writer_file = workdir / "writer.jsonl"
-        follower = subprocess.Popen([str(archivist), "--data", str(folder), "replicate", server.conninfo("copy"), "--follow"],
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        time.sleep(1.0)
-        before = int(server.psql("SELECT coalesce(max(seq), 0) FROM articles", "copy"))
-        run_token = f"{time.time():.0f}"
-        started = time.perf_counter()
-        written = 0
-        tick = 0
-        while time.perf_counter() - started < args.seconds:
-            with open(writer_file, "w") as out:
-                for k in range(batch):
-                    out.write(json.dumps({"_id": f"bench-follow-{run_token}-{tick}-{k}", "headline": {"main": f"tick {tick}"},
-                                          "pub_date": "2026-12-03T00:00:00Z", "section_name": "Bench"}) + "\n")
-            check(measure([str(archivist), "--data", str(folder), "import", str(writer_file)]), "writer import")
-            written += batch
-            tick += 1
-            pause = started + tick * 0.1 - time.perf_counter()
-            if pause > 0:
-                time.sleep(pause)
-        elapsed = time.perf_counter() - started
-        deadline = time.time() + 60
-        expected = int(json.loads(check(measure([str(archivist), "--data", str(folder), "--format", "json", "stats"]),
-                                        "stats").stdout)["documents"])
-        while time.time() < deadline and int(server.psql("SELECT count(*) FROM articles", "copy")) < expected:
-            time.sleep(0.1)
-        lags = [float(v) for v in server.psql(
-            "SELECT extract(epoch FROM pg_xact_commit_timestamp(xmin) - updated_at) * 1000 FROM articles "
-            f"WHERE seq > {before}", "copy").split()]
-        # 4. Idle.
-        time.sleep(1.0)
-        cpu_before = cpu_seconds(follower.pid)
-        time.sleep(args.idle)
-        idle_cpu = cpu_seconds(follower.pid) - cpu_before
-        follower.send_signal(2)
-        follower.wait(timeout=30)
-        median = statistics.median(lags) if lags else float("nan")
-        p99 = percentile(lags, 99)
-        rows.append(f"| `replicate --follow`, writer at {written / elapsed:,.0f} changes/s for {elapsed:.0f} s "
-                    f"({len(lags)} changes) | lag median {median:.0f} ms, p99 {p99:.0f} ms | | |")
-        rows.append(f"| idle follower, {args.idle:.0f} s | {idle_cpu * 1000:.0f} ms CPU | | |")
-        checks.append((f"follow lag median < {LAG_MEDIAN_MS:.0f} ms", f"{median:.0f} ms", median < LAG_MEDIAN_MS))
-        checks.append((f"follow lag p99 < {LAG_P99_MS:.0f} ms", f"{p99:.0f} ms", p99 < LAG_P99_MS))
-        checks.append(("idle follower uses no CPU (< 1% of a core)", f"{idle_cpu / args.idle:.2%}", idle_cpu / args.idle < 0.01))
-        checks.append(("every change reached the copy", f"{len(lags)} of {written}", len(lags) >= written))
+        if not args.skip_follow:
+            # 3. --follow under a writer.
+            batch = max(1, args.rate // 10)
+            writer_file = workdir / "writer.jsonl"
+            follower = subprocess.Popen([str(archivist), "--data", str(folder), "replicate", server.conninfo("copy"), "--follow"],
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            time.sleep(1.0)
+            before = int(server.psql("SELECT coalesce(max(seq), 0) FROM articles", "copy"))
+            run_token = f"{time.time():.0f}"
+            started = time.perf_counter()
+            written = 0
+            tick = 0
+            while time.perf_counter() - started < args.seconds:
+                with open(writer_file, "w") as out:
+                    for k in range(batch):
+                        out.write(json.dumps({"_id": f"bench-follow-{run_token}-{tick}-{k}", "headline": {"main": f"tick {tick}"},
+                                              "pub_date": "2026-12-03T00:00:00Z", "section_name": "Bench"}) + "\n")
+                check(measure([str(archivist), "--data", str(folder), "import", str(writer_file)]), "writer import")
+                written += batch
+                tick += 1
+                pause = started + tick * 0.1 - time.perf_counter()
+                if pause > 0:
+                    time.sleep(pause)
+            elapsed = time.perf_counter() - started
+            deadline = time.time() + 60
+            expected = int(json.loads(check(measure([str(archivist), "--data", str(folder), "--format", "json", "stats"]),
+                                            "stats").stdout)["documents"])
+            while time.time() < deadline and int(server.psql("SELECT count(*) FROM articles", "copy")) < expected:
+                time.sleep(0.1)
+            lags = [float(v) for v in server.psql(
+                "SELECT extract(epoch FROM pg_xact_commit_timestamp(xmin) - updated_at) * 1000 FROM articles "
+                f"WHERE seq > {before}", "copy").split()]
+            # 4. Idle.
+            time.sleep(1.0)
+            cpu_before = cpu_seconds(follower.pid)
+            time.sleep(args.idle)
+            idle_cpu = cpu_seconds(follower.pid) - cpu_before
+            follower.send_signal(2)
+            follower.wait(timeout=30)
+            median = statistics.median(lags) if lags else float("nan")
+            p99 = percentile(lags, 99)
+            rows.append(f"| `replicate --follow`, writer at {written / elapsed:,.0f} changes/s for {elapsed:.0f} s "
+                        f"({len(lags)} changes) | lag median {median:.0f} ms, p99 {p99:.0f} ms | | |")
+            rows.append(f"| idle follower, {args.idle:.0f} s | {idle_cpu * 1000:.0f} ms CPU | | |")
+            checks.append((f"follow lag median < {LAG_MEDIAN_MS:.0f} ms", f"{median:.0f} ms", median < LAG_MEDIAN_MS))
+            checks.append((f"follow lag p99 < {LAG_P99_MS:.0f} ms", f"{p99:.0f} ms", p99 < LAG_P99_MS))
+            checks.append(("idle follower uses no CPU (< 1% of a core)", f"{idle_cpu / args.idle:.2%}", idle_cpu / args.idle < 0.01))
+            checks.append(("every change reached the copy", f"{len(lags)} of {written}", len(lags) >= written))
+
+        # 5. The shell over the copy, next to psql running hand-written SQL.
+        rows.append("")
+        rows += read_copy(archivist, server, args.repeats, checks)
+
     finally:
         server.stop()
 

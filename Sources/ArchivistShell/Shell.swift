@@ -1,3 +1,4 @@
+import ArchivistPostgres
 import ArchivistStore
 import Foundation
 
@@ -25,6 +26,8 @@ public final class Shell: @unchecked Sendable {
     /// The commands this shell knows.
     public let commands: CommandTable
     private var openedStore: DocumentStore?
+    /// The PostgreSQL copy when the data folder is a `postgresql://` address, opened on first use.
+    var openedCopy: PostgresCopy?
     /// Whether each command's wall time is printed on stderr (`.timer on`).
     public var showsTimer = false
     /// Whether the interactive shell shows output taller than the terminal through a pager
@@ -60,6 +63,7 @@ public final class Shell: @unchecked Sendable {
 
     /// The store, opened on first use.
     public func store() throws -> DocumentStore {
+        if isCopy { throw try readOnlyError(command: nil) }
         if let openedStore {
             try openedStore.refresh()
             return openedStore
@@ -71,7 +75,17 @@ public final class Shell: @unchecked Sendable {
 
     /// Switches to another data folder, once its store opens (else nothing changes).
     public func open(dataFolder: String) throws {
+        if CopyAddress.isAddress(dataFolder) {
+            let copy = try openCopy(dataFolder)
+            self.dataFolder = dataFolder
+            openedCopy?.close()
+            openedCopy = copy
+            openedStore = nil
+            return
+        }
         let store = try openStore(in: dataFolder)
+        openedCopy?.close()
+        openedCopy = nil
         self.dataFolder = dataFolder
         openedStore = store
     }
@@ -162,6 +176,7 @@ public final class Shell: @unchecked Sendable {
             return report(ShellError.usage("unknown command '\(name)'; run 'archivist help' for the list", command: nil))
         }
         do {
+            if isCopy, !Self.copyCommands.contains(name) { throw try readOnlyError(command: name) }
             let invocation = try command.parse(words: arguments)
             if command.isInterruptible {
                 try Interruption.catching { try command.run(invocation, self) }

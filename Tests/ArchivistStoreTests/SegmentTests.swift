@@ -827,7 +827,7 @@ struct SegmentMergeTests {
 
         // A third segment: awkward new documents, changed ones, removed ones, and a value whose
         // every document goes (its dictionary row must go too).
-        for result in try store.upsert(QueryFixture.edgeDocuments) { _ = try result.outcome.get() }
+        for result in try store.upsert(QueryEdgeDocuments.edgeDocuments) { _ = try result.outcome.get() }
         let changed = stride(from: 0, to: ids.count, by: 7).map { index in
             generated[index].setting("section_name", to: .string(index % 2 == 0 ? "Changed After" : "Sports"))
                 .setting("word_count", to: index % 3 == 0 ? .number("879.0") : .string("879"))
@@ -844,9 +844,9 @@ struct SegmentMergeTests {
         try Self.expectMergeEqualsBuild(store, folder: folder, "seed \(seed), first merge", flagsMayStay: true)
 
         // A second merge on top of a merged segment, with edge documents changed and removed.
-        let edgeIDs = QueryFixture.edgeDocuments.compactMap { $0["_id"]?.stringValue }
+        let edgeIDs = QueryEdgeDocuments.edgeDocuments.compactMap { $0["_id"]?.stringValue }
         _ = try store.remove(Array(edgeIDs.prefix(5)))
-        let again = QueryFixture.edgeDocuments.suffix(6).map { $0.setting("news_desk", to: .string("Late Desk")) }
+        let again = QueryEdgeDocuments.edgeDocuments.suffix(6).map { $0.setting("news_desk", to: .string("Late Desk")) }
         for result in try store.upsert(again) { _ = try result.outcome.get() }
         try store.put(try json(#"{"section_name": "Zzz Last", "abstract": "aardvark zyzzyva"}"#), id: "zzz-last")
         try store.put(try json(#"{"section_name": "   ", "pub_date": "1851-09-18"}"#), id: "!first")
@@ -866,7 +866,7 @@ struct SegmentMergeTests {
         let store = try DocumentStore(folder: folder.data, schema: .nyt, options: .init(lockTimeout: 5, flushThreshold: 0))
         var generator = ArticleGenerator(seed: 5)
         // A flush of 4,096 documents or more builds its text index on a second thread.
-        for result in try store.upsert(generator.documents(4_200) + QueryFixture.edgeDocuments) { _ = try result.outcome.get() }
+        for result in try store.upsert(generator.documents(4_200) + QueryEdgeDocuments.edgeDocuments) { _ = try result.outcome.get() }
         let onOneThread = try store.segmentBytes(number: 1)
         try store.merge()
         let written = try #require(

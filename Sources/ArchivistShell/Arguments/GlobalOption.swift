@@ -19,7 +19,9 @@ public enum GlobalOption: CommandOptions {
     /// The option's spelling, value name and help line.
     public var declaration: Command.Option {
         switch self {
-        case .data: Command.Option("--data", value: "DIR", help: "the data folder")
+        case .data:
+            Command.Option(
+                "--data", value: "DIR", help: "the data folder, or postgresql://HOST/DB[?table=NAME]: a replicated copy, read-only")
         case .format:
             Command.Option("--format", value: "F", help: "table (default on a terminal), json, jsonl (default otherwise) or csv")
         case .bail: Command.Option("--bail", help: "in a script, stop at the first command that fails")

@@ -1,3 +1,4 @@
+import ArchivistPostgres
 import ArchivistStore
 import Foundation
 
@@ -49,6 +50,12 @@ extension Command {
         let since = try invocation.count(.since) ?? 0
         let limit = try invocation.count(.limit)
         let fields = fieldList(invocation.value(.fields)) ?? []
+        if let copy = try shell.copy() {
+            try followCopyChanges(
+                copy, since: since, filter: filter, limit: limit, fields: fields, follow: invocation.isSet(.follow), invocation: invocation,
+                shell: shell)
+            return
+        }
         let store = try shell.store()
         let projection = store.projection
         let unknown = fields.filter { $0 != "_id" && projection.position(of: $0) == nil }
@@ -158,6 +165,56 @@ extension Command {
                 throw invocation.interrupted("stopped following after seq \(last) (\(Plural.count(printed, "change")) printed)")
             }
             if outcome == .hungUp { return }
+        }
+    }
+
+    /// `changes` of a PostgreSQL copy: its rows after `since` in the order of their sequence
+    /// numbers (each row is its document's last change; the copy keeps no removals), a page at a
+    /// time; with `follow`, the copy is looked at again every half second until Ctrl-C.
+    static func followCopyChanges<Options: CommandOptions>(
+        _ copy: PostgresCopy, since: Int, filter: Filter, limit: Int?, fields: [String], follow: Bool, invocation: Invocation<Options>,
+        shell: Shell
+    ) throws {
+        if follow { shell.output.write(bytes: shell.output.stopHolding()) }
+        let projection = Projection(paths: fields.filter { $0 != "_id" })
+        let needsDocuments = !fields.isEmpty || filter != .all
+        var last = since
+        var printed = 0
+        while true {
+            let asked = min(limit.map { $0 - printed } ?? 1000, 1000)
+            let page = try copy.changes(since: last, limit: asked, documents: needsDocuments)
+            var records: [Record] = []
+            for change in page {
+                last = change.sequence
+                if filter != .all, !(change.document.map { filter.matches($0, textSearch: copy.textSearch) } ?? false) { continue }
+                var values: [(String, JSONValue)] = [
+                    ("seq", .int(change.sequence)), ("id", .string(change.id)), ("change", .string(change.kind)),
+                    ("updated_at", .string(change.updatedAt)),
+                ]
+                let projected = change.document.map { projection.values(of: $0) } ?? []
+                for field in fields {
+                    let value = field == "_id" ? .string(change.id) : projection.position(of: field).flatMap { projected[$0] } ?? .null
+                    values.append((field, value))
+                }
+                records.append(Record(values))
+            }
+            if !records.isEmpty {
+                shell.renderer.render(list: records, to: shell.output, clippingTo: shell.output.isTerminal ? Renderer.terminalWidth() : nil)
+                shell.output.flush()
+                printed += records.count
+            }
+            if let limit, printed >= limit { return }
+            if Interruption.isRequested {
+                throw invocation.interrupted(
+                    "stopped \(follow ? "following " : "")after seq \(last) (\(Plural.count(printed, "change")) printed)")
+            }
+            if shell.output.hasFailed { return }
+            if page.count == asked { continue }
+            guard follow else { return }
+            usleep(500_000)
+            if Interruption.isRequested {
+                throw invocation.interrupted("stopped following after seq \(last) (\(Plural.count(printed, "change")) printed)")
+            }
         }
     }
 

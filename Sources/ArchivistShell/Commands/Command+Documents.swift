@@ -42,6 +42,11 @@ extension Command {
         arity: 1...1
     ) { invocation, shell in
         let id = invocation.positionals[0]
+        if let copy = try shell.copy() {
+            guard let document = try copy.document(withID: id) else { throw StoreError.notFound(id: id) }
+            try printDocument(document, shell: shell)
+            return
+        }
         let store = try shell.store()
         guard let bytes = try store.documentBytes(withID: id) else { throw StoreError.notFound(id: id) }
         switch shell.effectiveFormat {
@@ -53,6 +58,23 @@ extension Command {
             shell.output.write(bytes: try store.compactDocument(bytes, id: id) + [0x0A])
         case .csv:
             if case .object(let members) = try store.parsedDocument(bytes, id: id) {
+                shell.renderer.render(list: [Record(members.map { ($0.key, $0.value) })], to: shell.output)
+            }
+        }
+    }
+
+    /// Prints a document read from a copy as `get` prints a folder's (pretty JSON in table and
+    /// json, a line in jsonl, its top-level fields in csv).
+    static func printDocument(_ document: JSONValue, shell: Shell) throws {
+        switch shell.effectiveFormat {
+        case .table where shell.output.isTerminal && shell.environment["NO_COLOR"].map(\.isEmpty) ?? true:
+            shell.output.write(bytes: JSONColors.colored(JSONWriter.prettyBytes(document)))
+        case .table, .json:
+            shell.output.write(bytes: JSONWriter.prettyBytes(document))
+        case .jsonl:
+            shell.output.write(bytes: JSONWriter.compactBytes(document) + [0x0A])
+        case .csv:
+            if case .object(let members) = document {
                 shell.renderer.render(list: [Record(members.map { ($0.key, $0.value) })], to: shell.output)
             }
         }

@@ -1,3 +1,4 @@
+import ArchivistPostgres
 import ArchivistStore
 import Foundation
 
@@ -25,6 +26,10 @@ extension Command {
         options: ExportOption.self,
         arity: 0...Int.max, isInterruptible: true
     ) { invocation, shell in
+        if let copy = try shell.copy() {
+            try exportCopy(copy, invocation: invocation, shell: shell)
+            return
+        }
         let store = try shell.store()
         // FILE first: a folder or a missing folder fails before any work, and a FIFO's reader is
         // waited for before the documents are read.
@@ -86,6 +91,45 @@ extension Command {
             done = page.count < size
             return page
         }
+    }
+
+    /// `export` of a PostgreSQL copy: the documents (all, or those FILTER matches) as JSON Lines
+    /// in ID order, read a window at a time.
+    static func exportCopy(_ copy: PostgresCopy, invocation: Invocation<ExportOption>, shell: Shell) throws {
+        let destination = try ExportDestination(path: invocation.value(.to), shell: shell, for: invocation)
+        var written = 0
+        do {
+            let matches =
+                invocation.positionals.isEmpty ? nil : try copy.find(Query(filter: try parseFilter(invocation.positionalWords))).ids
+            var last: String?
+            var start = 0
+            while !Interruption.isRequested {
+                let window: [String]
+                if let matches {
+                    window = Array(matches[min(start, matches.count)..<min(start + exportWindow, matches.count)])
+                    start += window.count
+                } else {
+                    window = try copy.ids(after: last, limit: exportWindow)
+                    last = window.last ?? last
+                }
+                if window.isEmpty { break }
+                let documents = try copy.documents(withIDs: window)
+                for id in window {
+                    guard let document = documents[id] else { continue }
+                    destination.sink.write(bytes: JSONWriter.compactBytes(document) + [0x0A])
+                    written += 1
+                }
+                if matches == nil && window.count < exportWindow { break }
+            }
+        } catch {
+            destination.abandon()
+            throw error
+        }
+        if Interruption.isRequested {
+            destination.abandon()
+            throw invocation.interrupted("interrupted after \(Plural.count(written, "document"))")
+        }
+        try destination.commit(for: invocation)
     }
 
     /// How many documents `export` reads ahead at once.

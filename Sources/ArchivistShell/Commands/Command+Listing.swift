@@ -1,3 +1,4 @@
+import ArchivistPostgres
 import ArchivistStore
 import Foundation
 
@@ -61,6 +62,38 @@ extension Command {
                 values.append((column, found.count == 1 ? found[0] : (found.isEmpty ? .null : .array(found))))
             }
             records.append(Record(values))
+        }
+        shell.renderer.render(list: records, to: shell.output, clippingTo: shell.output.isTerminal ? Renderer.terminalWidth() : nil)
+    }
+
+    /// Prints documents of a PostgreSQL copy as `printDocuments(_:fields:store:shell:)` prints a
+    /// folder's: the documents are read from the copy at once (a window of `find`'s).
+    static func printDocuments(_ ids: [String], fields: [String]?, copy: PostgresCopy, shell: Shell) throws {
+        let documents = try copy.documents(withIDs: ids)
+        let format = shell.effectiveFormat
+        if fields == nil && (format == .jsonl || format == .json) {
+            if format == .jsonl {
+                for (printed, id) in ids.enumerated() {
+                    try stopIfInterrupted(printed: printed, of: ids.count)
+                    guard let document = documents[id] else { continue }
+                    shell.output.write(bytes: JSONWriter.compactBytes(document) + [0x0A])
+                }
+            } else {
+                shell.output.write(bytes: JSONWriter.prettyBytes(.array(ids.compactMap { documents[$0] })))
+            }
+            return
+        }
+        let columns = fields ?? defaultColumns
+        var records: [Record] = []
+        for id in ids {
+            guard let document = documents[id] else { continue }
+            records.append(
+                Record(
+                    columns.map { column in
+                        if column == "_id" { return (column, .string(id)) }
+                        let found = document.values(atPath: column)
+                        return (column, found.count == 1 ? found[0] : (found.isEmpty ? .null : .array(found)))
+                    }))
         }
         shell.renderer.render(list: records, to: shell.output, clippingTo: shell.output.isTerminal ? Renderer.terminalWidth() : nil)
     }

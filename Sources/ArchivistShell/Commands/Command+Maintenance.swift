@@ -1,4 +1,6 @@
+import ArchivistPostgres
 import ArchivistStore
+import Foundation
 
 extension Command {
     /// `stats`: counts of the data folder.
@@ -6,8 +8,48 @@ extension Command {
         name: "stats", synopsis: "", summary: "Show document count, bytes, index size and dead index entries",
         examples: ["stats", "--format json stats"], arity: 0...0
     ) { _, shell in
+        if let copy = try shell.copy() {
+            shell.renderer.render(single: try copyStatisticsRecord(copy, shell: shell), to: shell.output)
+            return
+        }
         let stats = try shell.store().statistics()
         shell.renderer.render(single: statisticsRecord(stats, folder: shell.dataFolder), to: shell.output)
+    }
+
+    /// What `stats` prints for a PostgreSQL copy: the copy, its rows, the checkpoint, and, when the
+    /// folder it is replicated from is on this machine, how far behind it the copy is.
+    static func copyStatisticsRecord(_ copy: PostgresCopy, shell: Shell) throws -> Record {
+        let (rows, checkpoint) = try copy.statistics()
+        var fields: [(String, JSONValue)] = [
+            ("copy", .string(copy.info.display)), ("table", .string(copy.table.description)), ("documents", .int(rows)),
+            ("replicated_from", .string(checkpoint.folder)), ("checkpoint_seq", .int(checkpoint.lastSequence)),
+            ("checkpoint_rows", .int(checkpoint.rows)), ("checkpoint_updated_at", .string(checkpoint.updatedAt)),
+            ("seconds_since_checkpoint", .number(String(format: "%.3f", checkpoint.age))),
+            ("typed_columns", .array(checkpoint.columns.map { .string("\($0.name) \($0.kind.rawValue)") })),
+        ]
+        // The lag behind the folder, when the folder is here to ask.
+        var folderSequence: JSONValue = .null
+        var pending: JSONValue = .null
+        var lag: JSONValue = .null
+        if !checkpoint.folder.isEmpty, FileManager.default.fileExists(atPath: checkpoint.folder + "/archivist.json"),
+            let store = try? DocumentStore(folder: checkpoint.folder, schema: .nyt)
+        {
+            folderSequence = .int(try store.lastSequence)
+            var count = 0
+            var oldest: Timestamp?
+            var cursor = checkpoint.lastSequence
+            while true {
+                let page = try store.changePage(since: cursor, limit: 10_000)
+                if oldest == nil { oldest = page.changes.first?.time }
+                count += page.changes.count
+                if page.changes.count < 10_000 { break }
+                cursor = page.through
+            }
+            pending = .int(count)
+            lag = .number(String(format: "%.3f", oldest.map { max(0, Double(Timestamp.now().milliseconds - $0.milliseconds) / 1000) } ?? 0))
+        }
+        fields += [("folder_last_seq", folderSequence), ("changes_pending", pending), ("lag_seconds", lag)]
+        return Record(fields)
     }
 
     /// What `stats` prints: the counts, then the segments (each with its file, documents,

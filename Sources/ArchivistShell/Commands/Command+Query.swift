@@ -1,3 +1,4 @@
+import ArchivistPostgres
 import ArchivistStore
 import Foundation
 
@@ -58,6 +59,11 @@ extension Command {
         let skip = try invocation.count(.skip) ?? 0
         let limit = try invocation.count(.limit)
         let fields = fieldList(invocation.value(.fields))
+        if let copy = try shell.copy() {
+            let result = try copy.find(Query(filter: filter, sort: sort, skip: skip, limit: limit))
+            try printDocuments(result.ids, fields: fields, copy: copy, shell: shell)
+            return
+        }
         let store = try shell.store()
         let result = try store.find(Query(filter: filter, sort: sort, skip: skip, limit: limit))
         noteScan(result.scannedPaths, shell: shell)
@@ -72,6 +78,10 @@ extension Command {
         arity: 0...Int.max
     ) { invocation, shell in
         let filter = try parseFilter(invocation.positionalWords)
+        if let copy = try shell.copy() {
+            shell.output.line(String(try copy.count(matching: filter)))
+            return
+        }
         let (count, scanned) = try shell.store().count(matching: filter)
         noteScan(scanned, shell: shell)
         shell.output.line(String(count))
@@ -128,8 +138,14 @@ extension Command {
             return
         }
         let limit = try invocation.count(.limit)
-        let (values, scanned) = try shell.store().facet(path, matching: filter, limit: limit)
-        noteScan(scanned, shell: shell)
+        let values: [(value: JSONValue, count: Int)]
+        if let copy = try shell.copy() {
+            values = try copy.facet(path, matching: filter, limit: limit)
+        } else {
+            let (found, scanned) = try shell.store().facet(path, matching: filter, limit: limit)
+            noteScan(scanned, shell: shell)
+            values = found
+        }
         if shell.effectiveFormat == .table {
             let labels = values.map { Renderer.plainText($0.value) }
             let labelWidth = min(40, labels.map(DisplayWidth.of).max() ?? 0)
@@ -151,8 +167,14 @@ extension Command {
     /// Prints a timeline: a row per bucket, oldest first (the last `limit` when given), with a
     /// bar in table format; `bucket,count` records otherwise.
     static func printTimeline(_ path: String, by bucket: TimeBucket, matching filter: Filter, limit: Int?, shell: Shell) throws {
-        let (all, scanned) = try shell.store().timeline(path, by: bucket, matching: filter)
-        noteScan(scanned, shell: shell)
+        let all: [(start: Int64, count: Int)]
+        if let copy = try shell.copy() {
+            all = try copy.timeline(path, by: bucket, matching: filter)
+        } else {
+            let (found, scanned) = try shell.store().timeline(path, by: bucket, matching: filter)
+            noteScan(scanned, shell: shell)
+            all = found
+        }
         let buckets = limit.map { Array(all.suffix($0)) } ?? all
         let labels = buckets.map { bucket.label($0.start) }
         guard shell.effectiveFormat == .table else {
@@ -177,16 +199,27 @@ extension Command {
     static func printTopValues(
         _ path: String, by datePath: String, _ bucket: TimeBucket, matching filter: Filter, limit: Int, shell: Shell
     ) throws {
-        let store = try shell.store()
-        let (spans, scanned) = try store.timeline(datePath, by: bucket, matching: filter)
-        noteScan(scanned, shell: shell)
+        let copy = try shell.copy()
+        let store = copy == nil ? try shell.store() : nil
+        let spans: [(start: Int64, count: Int)]
+        if let copy {
+            spans = try copy.timeline(datePath, by: bucket, matching: filter)
+        } else {
+            let (found, scanned) = try store!.timeline(datePath, by: bucket, matching: filter)
+            noteScan(scanned, shell: shell)
+            spans = found
+        }
         var rows: [(label: String, values: [(value: JSONValue, count: Int)])] = []
         for span in spans {
             let end = bucket.next(after: span.start)
             let inSpan = Filter.field(
                 datePath,
                 [.gte(.string(Timestamp(milliseconds: span.start).description)), .lt(.string(Timestamp(milliseconds: end).description))])
-            let values = span.count == 0 ? [] : try store.facet(path, matching: .and([filter, inSpan]), limit: limit).values
+            let values =
+                span.count == 0
+                ? []
+                : try copy?.facet(path, matching: .and([filter, inSpan]), limit: limit)
+                    ?? store!.facet(path, matching: .and([filter, inSpan]), limit: limit).values
             rows.append((bucket.label(span.start), values))
         }
         guard shell.effectiveFormat == .table else {

@@ -1,3 +1,4 @@
+import ArchivistPostgres
 import ArchivistStore
 
 extension Command {
@@ -81,7 +82,8 @@ extension Command {
                 throw invocation.failure("\(TrendOption.within.name) '\(name)': \(Shell.message(for: error))")
             }
         }
-        let store = try shell.store()
+        let copy = try shell.copy()
+        let store = copy == nil ? try shell.store() : nil
         // FILE first, as export --to: a folder or a missing folder fails before any work.
         let destination = try invocation.value(.plot).map { try ExportDestination(path: $0, shell: shell, for: invocation) }
         do {
@@ -92,8 +94,15 @@ extension Command {
             if !conditions.isEmpty { base.append(.field(trendDate, conditions)) }
             let total: Filter = base.isEmpty ? .all : base.count == 1 ? base[0] : .and(base)
             let filters = [total] + series.map { base.isEmpty ? $0.filter : .and(base + [$0.filter]) }
-            let (found, counts, scanned) = try store.timelines(trendDate, by: bucket, matching: filters)
-            noteScan(scanned, shell: shell)
+            let found: [Int64]
+            let counts: [[Int]]
+            if let copy {
+                (found, counts) = try copy.timelines(trendDate, by: bucket, matching: filters)
+            } else {
+                let scanned: [String]
+                (found, counts, scanned) = try store!.timelines(trendDate, by: bucket, matching: filters)
+                noteScan(scanned, shell: shell)
+            }
             // The spans asked for (--from, --to), else those from the first document to the last.
             var starts: [Int64] = []
             if let first = from.map({ bucket.start(of: $0.start) }) ?? found.first,
@@ -121,7 +130,8 @@ extension Command {
                 let caption =
                     "archivist "
                     + ([invocation.command] + invocation.positionalWords.map { shellQuoted(FilterWords.text([$0])) }).joined(separator: " ")
-                    + trendOptionsText(invocation) + " · \(Plural.count(try store.count, "document")) in \(shell.dataFolder)"
+                    + trendOptionsText(invocation)
+                    + " · \(Plural.count(try copy?.checkpoint.rows ?? store!.count, "document")) in \(copy?.display ?? shell.dataFolder)"
                 destination.sink.write(TrendSVG(trend: trend, plotsCounts: invocation.isSet(.counts), caption: caption).text)
                 try destination.commit(for: invocation)
                 return

@@ -35,7 +35,7 @@ extension Shell {
         .mode [table|json|jsonl|csv]   show or set the output format
         .timer on|off                  print each command's wall time on stderr
         .pager on|off                  show output taller than the terminal through $PAGER (else less -FRX)
-        .open DIR                      switch to another data folder
+        .open DIR                      switch to another data folder (or a postgresql:// copy, read-only)
         .quit, .exit, quit, exit       stop reading commands (Ctrl-D too)
         .help                          this list
 

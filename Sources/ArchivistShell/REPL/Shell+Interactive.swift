@@ -1,4 +1,5 @@
 import ArchivistClient
+import ArchivistPostgres
 import ArchivistStore
 import Foundation
 
@@ -15,7 +16,8 @@ extension Shell {
         EditLineReader.completer = { [self] text in completions(for: text) }
         var pending = PendingCommand()
         while true {
-            let folderName = (dataFolder as NSString).lastPathComponent
+            let folderName =
+                isCopy ? "pg:" + ((try? CopyAddress(dataFolder))?.table.description ?? "copy") : (dataFolder as NSString).lastPathComponent
             let prompt = pending.isEmpty ? "\(folderName)> " : "...> "
             output.flush()
             errors.flush()
@@ -63,12 +65,18 @@ extension Shell {
     /// `archivist 0.1.0 · data folder data · 1,234 documents`.
     func printBanner() {
         var documents = "? documents"
+        var place = "data folder \(dataFolder)"
         do {
-            documents = Plural.count(try store().count, "document")
+            if let copy = try copy() {
+                place = "copy \(copy.display) (replicated from \(copy.checkpoint.folder))"
+                documents = Plural.count(copy.checkpoint.rows, "document")
+            } else {
+                documents = Plural.count(try store().count, "document")
+            }
         } catch {
             reportError(Shell.message(for: error))
         }
-        output.line("archivist \(Self.version) · data folder \(dataFolder) · \(documents)")
+        output.line("archivist \(Self.version) · \(place) · \(documents)")
         output.line("Type 'help' for the commands, '.help' for the shell's own, Ctrl-D to leave.")
     }
 }
