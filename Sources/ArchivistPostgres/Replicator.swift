@@ -442,8 +442,10 @@ public final class Replicator {
         // the folder's side and the server's overlap.
         let prepare: @Sendable (String?) -> Result<LoadPage, any Error> = { after in
             Result {
-                let ids = try store.entries(after: after, limit: limit).map(\.id)
-                return LoadPage(count: ids.count, last: ids.last, rows: try Replicator.rows(for: ids, store: store, columns: columns))
+                let entries = try store.entries(after: after, limit: limit)
+                let ids = entries.map(\.id)
+                return LoadPage(
+                    count: ids.count, last: ids.last, rows: try Replicator.rows(for: ids, listed: entries, store: store, columns: columns))
             }
         }
         var current = try prepare(nil).get()
@@ -533,8 +535,6 @@ public final class Replicator {
             guard moved.values.count == 1 else {
                 throw PostgresError.copyReset(table: table.description, reason: "its checkpoint moved while this batch was applied")
             }
-            // Readers that LISTEN on channel `archivist` hear the table's name when the batch commits.
-            try connection.execute("SELECT pg_notify('archivist', $1)", [table.description], doing: "notifying readers of \(table)")
             try connection.execute("COMMIT", doing: "copying changes into \(table)")
             var report = Report()
             report.changes = page.changes.count
@@ -611,14 +611,20 @@ public final class Replicator {
     }
 
     /// `rows(for:)` of `store` with `columns`, callable from any thread.
-    static func rows(for ids: [String], store: DocumentStore, columns: [ReplicaColumn]) throws -> [[CopyValue]] {
+    /// `listed` are entries the caller already holds (the load's listing): each is used for its
+    /// first read instead of a look-up, and looked up again only when its file has changed since.
+    static func rows(
+        for ids: [String], listed: [IndexEntry]? = nil, store: DocumentStore, columns: [ReplicaColumn]
+    ) throws -> [[CopyValue]] {
         let projection = store.projection
         let textSearch: TextSearch? = store.schema.textSearch.fields.isEmpty ? nil : store.schema.textSearch
         let results = ConcurrentReads.shared.map(ids.count) { index -> Result<[CopyValue]?, StoreError> in
             do throws(StoreError) {
                 // The entry and the file must agree (a writer may replace the file in between).
-                for _ in 0..<5 {
-                    guard let entry = try store.entry(forID: ids[index]) else { return .success(nil) }
+                for attempt in 0..<5 {
+                    let known = attempt == 0 ? listed?[index] : nil
+                    let current = try known == nil ? store.entry(forID: ids[index]) : known
+                    guard let entry = current else { return .success(nil) }
                     guard let bytes = try store.documentBytes(withID: ids[index]) else { continue }
                     guard FNV1a64.hash(bytes) == entry.hash else { continue }
                     let document = try store.parsedDocument(bytes, id: ids[index])

@@ -333,6 +333,30 @@ struct ReplicateTests {
                 == "30")
     }
 
+    @Test("a second replicate into the same table while one holds it stops with one line and writes nothing")
+    func secondReplicateIsRefused() throws {
+        let (_, conninfo) = try Self.database()
+        let sandbox = try Sandbox()
+        try Self.folder(sandbox, count: 20)
+        // The lock a running replicate holds for its session.
+        let holder = try PostgresConnection(ConnectionInfo(conninfo))
+        defer { holder.close() }
+        let locked = try holder.execute(
+            "SELECT pg_try_advisory_lock(hashtext($1))", ["archivist replicate articles"], doing: "taking the lock")
+        try #require(locked.scalar == "t")
+        let second = try sandbox.run(["replicate", conninfo])
+        #expect(second.status == 1, "\(second)")
+        #expect(second.stderrLines.filter { !$0.isEmpty }.count == 1, "\(second)")
+        #expect(second.stderrText.contains("another 'archivist replicate'"), "\(second)")
+        let tables = try holder.execute(
+            "SELECT to_regclass('articles') IS NULL AND to_regclass('articles__load') IS NULL", doing: "looking")
+        #expect(tables.scalar == "t")
+        // Once the lock is let go, the copy is made.
+        try holder.execute("SELECT pg_advisory_unlock_all()", doing: "letting go")
+        #expect(try sandbox.run(["replicate", conninfo]).status == 0)
+        try Self.expectCopyEqualsFolder(sandbox, conninfo: conninfo)
+    }
+
     @Test("a table that replicate did not make is left alone", arguments: ["articles", "nyt.articles"])
     func foreignTableIsLeftAlone(table: String) throws {
         let (server, conninfo) = try Self.database()
