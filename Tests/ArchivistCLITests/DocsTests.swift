@@ -35,13 +35,15 @@ struct DocsTests {
         for row in rows {
             guard let usage = help.usage[row.name] else { continue }
             if row.usage != usage {
-                Issue.record("\(file):\(row.line): the usage of '\(row.name)' is '\(row.usage)' but archivist help \(row.name) says '\(usage)'")
+                Issue.record(
+                    "\(file):\(row.line): the usage of '\(row.name)' is '\(row.usage)' but archivist help \(row.name) says '\(usage)'")
             }
         }
         let listed = rows.map(\.name).filter { help.commands.contains($0) }
         let order = help.commands.filter { listed.contains($0) }
         if listed != order {
-            Issue.record("\(file):\(rows[0].line): the commands table is not in the order archivist help lists them: \(order.joined(separator: ", "))")
+            let names = order.joined(separator: ", ")
+            Issue.record("\(file):\(rows[0].line): the commands table is not in the order archivist help lists them: \(names)")
         }
     }
 
