@@ -92,15 +92,18 @@ struct FilterWordsTests {
         #expect(try FilterParser.parseAny(Self.typed(line)) == expected)
     }
 
-    /// Every command line in the README and in the help's examples whose command takes a FILTER.
+    /// Every command line in the docs (the README, `docs/`, `bench/README.md`, `data/README.md`)
+    /// and in the help's examples whose command takes a FILTER.
     static func documentedFilterLines() throws -> [String] {
         var lines: [String] = []
         for command in CommandTable.standard.commands { lines += command.examples.map { "archivist " + $0 } }
-        let readme = try String(contentsOfFile: CLI.packageRoot.appendingPathComponent("README.md").path, encoding: .utf8)
-        for line in readme.split(separator: "\n") {
-            let text = line.trimmingCharacters(in: .whitespaces)
-            for prefix in ["archivist ", "data> "] where text.hasPrefix(prefix) {
-                lines.append(prefix == "data> " ? "archivist " + text.dropFirst(prefix.count) : text)
+        for file in try DocFile.checkedFiles() {
+            for line in try DocFile(file).lines {
+                var text = line.trimmingCharacters(in: .whitespaces)
+                if text.hasPrefix("$ ") { text = String(text.dropFirst(2)) }
+                for prefix in ["archivist ", "data> "] where text.hasPrefix(prefix) {
+                    lines.append(prefix == "data> " ? "archivist " + text.dropFirst(prefix.count) : text)
+                }
             }
         }
         let filterCommands: Set<String> = ["find", "count", "facet", "export", "remove"]
@@ -116,7 +119,7 @@ struct FilterWordsTests {
         }
     }
 
-    @Test("every filter of the README and the help parses to what the words joined with spaces parsed to before")
+    @Test("every filter of the docs and the help parses to what the words joined with spaces parsed to before")
     func documentedFiltersKeepTheirMeaning() throws {
         let lines = try Self.documentedFilterLines()
         #expect(lines.count >= 15, "\(lines)")
