@@ -210,16 +210,33 @@ public final class CopySink {
 
     /// Appends one row: each value escaped for COPY's text format (nil is `\N`).
     public func row(_ values: [CopyValue]) throws(PostgresError) {
+        CopySink.encode(values, into: &buffer)
+        if buffer.count >= 1 << 20 { try flush(doing: "copying rows") }
+    }
+
+    /// Appends one row already encoded by `encode` (its newline included).
+    public func line(_ encoded: [UInt8]) throws(PostgresError) {
+        buffer.append(contentsOf: encoded)
+        if buffer.count >= 1 << 20 { try flush(doing: "copying rows") }
+    }
+
+    /// Appends the row `values` to `buffer` as COPY's text format has it, with its newline:
+    /// rows can be encoded on any thread and sent by `line` later.
+    public static func encode(_ values: [CopyValue], into buffer: inout [UInt8]) {
         for (index, value) in values.enumerated() {
             if index > 0 { buffer.append(0x09) }
             switch value {
-            case .null: buffer.append(contentsOf: [0x5C, 0x4E])
-            case .text(let text): CopySink.escape(Array(text.utf8), into: &buffer)
-            case .bytes(let bytes): CopySink.escape(bytes, into: &buffer)
+            case .null:
+                buffer.append(0x5C)
+                buffer.append(0x4E)
+            case .text(let text):
+                var text = text
+                text.withUTF8 { escape($0, into: &buffer) }
+            case .bytes(let bytes): bytes.withUnsafeBufferPointer { escape($0, into: &buffer) }
+            case .document(let bytes): bytes.withUnsafeBufferPointer { compactDocument($0, into: &buffer) }
             }
         }
         buffer.append(0x0A)
-        if buffer.count >= 1 << 20 { try flush(doing: "copying rows") }
     }
 
     /// Sends what is buffered.
@@ -239,15 +256,69 @@ public final class CopySink {
     }
 
     /// COPY's text escapes: backslash, tab, newline and carriage return.
-    static func escape(_ bytes: [UInt8], into buffer: inout [UInt8]) {
+    static func escape(_ bytes: UnsafeBufferPointer<UInt8>, into buffer: inout [UInt8]) {
         for byte in bytes {
             switch byte {
-            case 0x5C: buffer.append(contentsOf: [0x5C, 0x5C])
-            case 0x09: buffer.append(contentsOf: [0x5C, 0x74])
-            case 0x0A: buffer.append(contentsOf: [0x5C, 0x6E])
-            case 0x0D: buffer.append(contentsOf: [0x5C, 0x72])
+            case 0x5C, 0x09, 0x0A, 0x0D:
+                buffer.append(0x5C)
+                buffer.append(byte == 0x5C ? 0x5C : byte == 0x09 ? 0x74 : byte == 0x0A ? 0x6E : 0x72)
             default: buffer.append(byte)
             }
+        }
+    }
+
+    /// A JSON document (valid, as the folder's are) for a `jsonb` column, in one pass: the
+    /// whitespace between tokens left out (`jsonb` keeps none of it, and the server parses fewer
+    /// bytes), the escape `\u0000`, which `jsonb` refuses, written as U+FFFD (the folder keeps the
+    /// original), and COPY's escapes applied.
+    static func compactDocument(_ bytes: UnsafeBufferPointer<UInt8>, into buffer: inout [UInt8]) {
+        var index = 0
+        var inString = false
+        let count = bytes.count
+        while index < count {
+            let byte = bytes[index]
+            if !inString {
+                switch byte {
+                case 0x20, 0x0A, 0x0D, 0x09: break
+                case 0x22:
+                    inString = true
+                    buffer.append(byte)
+                default: buffer.append(byte)
+                }
+                index += 1
+                continue
+            }
+            switch byte {
+            case 0x22:
+                inString = false
+                buffer.append(byte)
+            case 0x5C where index + 1 < count:
+                let next = bytes[index + 1]
+                if next == 0x75, index + 5 < count, bytes[index + 2] == 0x30, bytes[index + 3] == 0x30, bytes[index + 4] == 0x30,
+                    bytes[index + 5] == 0x30
+                {
+                    // \u0000 becomes \ufffd (its backslash doubled for COPY).
+                    buffer.append(contentsOf: [0x5C, 0x5C, 0x75, 0x66, 0x66, 0x66, 0x64])
+                    index += 6
+                    continue
+                }
+                // Any other escape (\\ among them) is copied whole, so `\\u0000` stays text.
+                buffer.append(0x5C)
+                buffer.append(0x5C)
+                if next == 0x5C {
+                    buffer.append(0x5C)
+                    buffer.append(0x5C)
+                } else {
+                    buffer.append(next)
+                }
+                index += 2
+                continue
+            case 0x5C, 0x09, 0x0A, 0x0D:
+                buffer.append(0x5C)
+                buffer.append(byte == 0x5C ? 0x5C : byte == 0x09 ? 0x74 : byte == 0x0A ? 0x6E : 0x72)
+            default: buffer.append(byte)
+            }
+            index += 1
         }
     }
 }
@@ -258,6 +329,9 @@ public enum CopyValue: Sendable, Equatable {
     case null
     /// Text (a number, a timestamp, an array literal are written as text too).
     case text(String)
-    /// UTF-8 bytes as they are (a document's JSON).
+    /// UTF-8 bytes as they are.
     case bytes([UInt8])
+    /// A JSON document for a `jsonb` column, sent without the whitespace between its tokens
+    /// (`CopySink.compactDocument`).
+    case document([UInt8])
 }

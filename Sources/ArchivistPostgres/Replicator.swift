@@ -1,6 +1,7 @@
 import ArchivistStore
 import Dispatch
 import Foundation
+import Synchronization
 
 /// Copies a data folder into a PostgreSQL table and keeps it up to date from the changes feed,
 /// exactly once: each batch of changes (the last change of each ID in it) and the advance of the
@@ -88,6 +89,9 @@ public final class Replicator {
     public let table: TableName
     /// Changes per batch (and documents per COPY of the initial load).
     public var batchSize = 2_000
+    /// Connections the initial load copies and indexes on at once (each a backend, a core of
+    /// the server's).
+    public var loadConnections = 2
 
     private var connection: PostgresConnection?
     private var columns: [ReplicaColumn] = []
@@ -122,6 +126,7 @@ public final class Replicator {
             connection.close()
             throw .busy(table: table.description)
         }
+        try Replicator.prepareSession(connection)
         self.connection = connection
         return connection
     }
@@ -407,6 +412,52 @@ public final class Replicator {
         return indexes
     }
 
+    /// Builds the load table's indexes on `lanes` at once: the unique index on `id` (which
+    /// becomes the primary key), then the secondary ones. Returns the suffixes built, `pkey`
+    /// first; an index refused for a value too long for a B-tree (a paragraph in a short field)
+    /// is left out.
+    private func buildIndexes(on lanes: LoadLanes, of loadName: String) throws(PostgresError) -> [String] {
+        let all = [("pkey", "UNIQUE", "(id)")] + secondaryIndexes.map { ($0.0, "", $0.1) }
+        // The document's GIN takes as long as all the others together: it gets a lane to itself.
+        var plans: [[(String, String, String)]] = Array(repeating: [], count: lanes.count)
+        var spread = 0
+        for index in all {
+            if index.0 == "doc" || lanes.count == 1 {
+                plans[0].append(index)
+            } else {
+                plans[1 + spread % (lanes.count - 1)].append(index)
+                spread += 1
+            }
+        }
+        let built = Mutex<Set<String>>([])
+        let table = self.table
+        try lanes.run(plans) { plan, connection in
+            for (suffix, kind, definition) in plan {
+                do {
+                    try connection.execute(
+                        "CREATE \(kind.isEmpty ? "" : kind + " ")INDEX \(TableName.quote(loadName + "_" + suffix)) ON \(table.qualified(loadName)) \(definition)",
+                        doing: "indexing \(table) (\(suffix == "pkey" ? "id" : suffix))")
+                    built.withLock { _ = $0.insert(suffix) }
+                } catch let error as PostgresError {
+                    guard suffix != "pkey", case .statement(_, let state, _, _) = error, state == "54000" else { throw error }
+                }
+            }
+        }
+        let names = built.withLock { $0 }
+        return all.map(\.0).filter { names.contains($0) }
+    }
+
+    /// Sets up a session that writes rows: TOAST compression by lz4 where the server has it
+    /// (several times faster than the default pglz, for the documents and terms of every row).
+    static func prepareSession(_ connection: PostgresConnection) throws(PostgresError) {
+        do throws(PostgresError) {
+            try connection.execute("SET default_toast_compression TO 'lz4'", doing: "choosing the compression")
+        } catch {
+            // A server built without lz4 refuses the value (22023): it keeps pglz.
+            guard case .statement(_, let state, _, _) = error, state == "22023" else { throw error }
+        }
+    }
+
     /// Copies the whole folder into `TABLE__load`, builds its indexes, then swaps it in for the
     /// table and writes the checkpoint, in one transaction: readers see the old copy or the new
     /// one, never a half-built one. A crash before the swap leaves the old copy and checkpoint.
@@ -448,42 +499,42 @@ public final class Replicator {
                     count: ids.count, last: ids.last, rows: try Replicator.rows(for: ids, listed: entries, store: store, columns: columns))
             }
         }
+        // Windows go out on several connections at once (the server parses each in its own
+        // backend); the next window is read while they are sent.
+        let lanes = try LoadLanes(info: info, count: loadConnections) { lane throws(PostgresError) in
+            try Replicator.prepareSession(lane)
+        }
+        defer { lanes.close() }
+        let copySQL = "COPY \(target) (\(names)) FROM STDIN"
+        let copying = "copying documents into \(loadName)"
         var current = try prepare(nil).get()
         while true {
-            if shouldStop() { throw PostgresError.loadStopped(table: table.description) }
+            if shouldStop() {
+                try? lanes.finish()
+                throw PostgresError.loadStopped(table: table.description)
+            }
             let next = current.count < limit ? nil : Prefetch(since: current.last, prepare)
-            let rows = current.rows
-            if !rows.isEmpty {
-                try connection.copy("COPY \(target) (\(names)) FROM STDIN", doing: "copying documents into \(loadName)") {
-                    sink throws(PostgresError) in
-                    for row in rows { try sink.row(row) }
-                }
-                copied += rows.count
-                events(.loading(copied: copied, total: max(total, copied)))
+            if !current.rows.isEmpty {
+                try lanes.send(current.rows, sql: copySQL, doing: copying)
+                copied += current.rows.count
+                events(.loading(copied: lanes.copied, total: max(total, copied)))
             }
             guard let next else { break }
             current = try next.value().get()
         }
+        try lanes.finish()
+        events(.loading(copied: lanes.copied, total: max(total, lanes.copied)))
         let since = position
         let changes = 0
         let atPosition = position > 0 ? try store.changePage(since: position - 1, limit: 1).changes.first : nil
         let lastID = atPosition?.sequence == position ? atPosition?.id : nil
+        // The indexes are built side by side too: the document's GIN (the longest) on one lane,
+        // the key, the terms and the typed columns' on the others; the primary key then takes the
+        // unique index already built.
+        let built = try buildIndexes(on: lanes, of: loadName)
         try connection.execute(
-            "ALTER TABLE \(target) ADD CONSTRAINT \(TableName.quote(loadName + "_pkey")) PRIMARY KEY (id)",
+            "ALTER TABLE \(target) ADD CONSTRAINT \(TableName.quote(loadName + "_pkey")) PRIMARY KEY USING INDEX \(TableName.quote(loadName + "_pkey"))",
             doing: "indexing \(table) (id)")
-        var built: [String] = []
-        for (suffix, definition) in secondaryIndexes {
-            do throws(PostgresError) {
-                try connection.execute(
-                    "CREATE INDEX \(TableName.quote(loadName + "_" + suffix)) ON \(table.qualified(loadName)) \(definition)",
-                    doing: "indexing \(table) (\(suffix))")
-                built.append(suffix)
-            } catch {
-                // A value too long for a B-tree (a paragraph in a short field): that column
-                // goes without an index; the others are built.
-                guard case .statement(_, let state, _, _) = error, state == "54000" else { throw error }
-            }
-        }
         try connection.execute("ANALYZE \(table.qualified(loadName))", doing: "analyzing \(table)")
         let rows =
             Int(try connection.execute("SELECT count(*) FROM \(table.qualified(loadName))", doing: "counting \(table)").scalar ?? "") ?? 0
@@ -491,7 +542,7 @@ public final class Replicator {
         try connection.execute("DROP TABLE IF EXISTS \(table.sql)", doing: "replacing \(table)")
         try connection.execute(
             "ALTER TABLE \(table.qualified(loadName)) RENAME TO \(TableName.quote(table.name))", doing: "installing \(table)")
-        for suffix in ["pkey"] + built {
+        for suffix in built {
             try connection.execute(
                 "ALTER INDEX \(table.qualified(loadName + "_" + suffix)) RENAME TO \(TableName.quote(table.name + "_" + suffix))",
                 doing: "installing \(table)")
@@ -572,7 +623,7 @@ public final class Replicator {
             let names = columnNames.map(TableName.quote).joined(separator: ", ")
             try connection.copy("COPY archivist_staging (\(names)) FROM STDIN", doing: "copying documents into \(relation)") {
                 sink throws(PostgresError) in
-                for row in rows { try sink.row(row) }
+                for row in rows { try sink.line(row) }
             }
             let updates = columnNames.dropFirst().map { "\(TableName.quote($0)) = EXCLUDED.\(TableName.quote($0))" }.joined(separator: ", ")
             let target = table.qualified(relation)
@@ -604,9 +655,9 @@ public final class Replicator {
         return (written, inserted, deleted)
     }
 
-    /// The COPY rows of documents `ids` as the folder holds them now (an ID removed since is left
+    /// The COPY rows (encoded, each a line) of documents `ids` as the folder holds them now (an ID removed since is left
     /// out: its removal follows in the feed). Read and encoded on all cores.
-    private func rows(for ids: [String]) throws -> [[CopyValue]] {
+    private func rows(for ids: [String]) throws -> [[UInt8]] {
         try Replicator.rows(for: ids, store: store, columns: columns)
     }
 
@@ -615,30 +666,34 @@ public final class Replicator {
     /// first read instead of a look-up, and looked up again only when its file has changed since.
     static func rows(
         for ids: [String], listed: [IndexEntry]? = nil, store: DocumentStore, columns: [ReplicaColumn]
-    ) throws -> [[CopyValue]] {
+    ) throws -> [[UInt8]] {
         let projection = store.projection
         let textSearch: TextSearch? = store.schema.textSearch.fields.isEmpty ? nil : store.schema.textSearch
-        let results = ConcurrentReads.shared.map(ids.count) { index -> Result<[CopyValue]?, StoreError> in
+        let results = ConcurrentReads.shared.map(ids.count) { index -> Result<[UInt8]?, StoreError> in
             do throws(StoreError) {
                 // The entry and the file must agree (a writer may replace the file in between).
                 for attempt in 0..<5 {
                     let known = attempt == 0 ? listed?[index] : nil
                     let current = try known == nil ? store.entry(forID: ids[index]) : known
                     guard let entry = current else { return .success(nil) }
-                    guard let bytes = try store.documentBytes(withID: ids[index]) else { continue }
+                    let read = try known == nil ? store.documentBytes(withID: ids[index]) : store.documentBytes(of: entry)
+                    guard let bytes = read else { continue }
                     guard FNV1a64.hash(bytes) == entry.hash else { continue }
                     let document = try store.parsedDocument(bytes, id: ids[index])
-                    return .success(
+                    var line: [UInt8] = []
+                    line.reserveCapacity(bytes.count * 2)
+                    CopySink.encode(
                         Replicator.row(
-                            entry: entry, bytes: bytes, document: document, projection: projection, columns: columns, textSearch: textSearch
-                        ))
+                            entry: entry, bytes: bytes, document: document, projection: projection, columns: columns, textSearch: textSearch),
+                        into: &line)
+                    return .success(line)
                 }
                 return .success(nil)
             } catch {
                 return .failure(error)
             }
         }
-        var rows: [[CopyValue]] = []
+        var rows: [[UInt8]] = []
         rows.reserveCapacity(results.count)
         for result in results {
             if let row = try result.get() { rows.append(row) }
@@ -651,7 +706,7 @@ public final class Replicator {
         entry: IndexEntry, bytes: [UInt8], document: JSONValue, projection: Projection, columns: [ReplicaColumn], textSearch: TextSearch?
     ) -> [CopyValue] {
         var row: [CopyValue] = [
-            .text(entry.id), .text(String(entry.sequence)), .bytes(jsonbSafe(bytes)), .text(entry.storedAt.description),
+            .text(entry.id), .text(String(entry.sequence)), .document(bytes), .text(entry.storedAt.description),
             .text(entry.updatedAt.description), textSearch.map { .text(terms(of: document, textSearch: $0)) } ?? .null,
         ]
         if !columns.isEmpty {
@@ -662,35 +717,6 @@ public final class Replicator {
             }
         }
         return row
-    }
-
-    /// A document's bytes as `jsonb` takes them: `jsonb` refuses the escape `\u0000`, which a JSON
-    /// string may hold; it becomes U+FFFD in the copy (the folder keeps the original).
-    static func jsonbSafe(_ bytes: [UInt8]) -> [UInt8] {
-        let needle: [UInt8] = Array("\\u0000".utf8)
-        guard bytes.count >= needle.count, bytes.contains(0x5C) else { return bytes }
-        var output: [UInt8] = []
-        var index = 0
-        var changed = false
-        output.reserveCapacity(bytes.count)
-        while index < bytes.count {
-            if bytes[index] == 0x5C, index + 1 < bytes.count {
-                if index + 6 <= bytes.count, Array(bytes[index..<index + 6]) == needle {
-                    output.append(contentsOf: Array("\\ufffd".utf8))
-                    index += 6
-                    changed = true
-                    continue
-                }
-                // Any other escape (\\ among them) is copied whole, so `\\u0000` stays text.
-                output.append(bytes[index])
-                output.append(bytes[index + 1])
-                index += 2
-                continue
-            }
-            output.append(bytes[index])
-            index += 1
-        }
-        return changed ? output : bytes
     }
 
     /// Archivist's folded words of a document's searched fields as a `tsvector` literal: each word
@@ -730,13 +756,14 @@ public final class Replicator {
             literal.append(contentsOf: [0x27, 0x3A])
             for (index, packed) in positions[slot].enumerated() {
                 if index > 0 { literal.append(0x2C) }
-                var digits: [UInt8] = []
-                var number = packed >> 2
-                repeat {
-                    digits.append(UInt8(48 + number % 10))
-                    number /= 10
-                } while number > 0
-                literal.append(contentsOf: digits.reversed())
+                // The position (1...16,383) in decimal, without a temporary array.
+                let number = packed >> 2
+                var scale: UInt32 = 1
+                while scale * 10 <= number { scale *= 10 }
+                while scale > 0 {
+                    literal.append(UInt8(48 + (number / scale) % 10))
+                    scale /= 10
+                }
                 literal.append(UInt8(65 + packed & 3))
             }
         }
@@ -751,7 +778,7 @@ struct LoadPage: Sendable {
     /// The last ID listed (the next window starts after it).
     var last: String?
     /// The rows of the documents still there.
-    var rows: [[CopyValue]]
+    var rows: [[UInt8]]
 }
 
 /// A value computed on another thread, waited for by `value()`.

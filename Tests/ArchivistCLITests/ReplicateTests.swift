@@ -138,6 +138,37 @@ struct ReplicateTests {
         #expect(status["problem"] == .null)
     }
 
+    @Test("an initial load spread over many windows and three connections copies every document once, indexed, compressed by lz4")
+    func initialLoadOnSeveralConnections() throws {
+        let (_, conninfo) = try Self.database()
+        let sandbox = try Sandbox()
+        try Self.folder(sandbox, count: 300, seed: 9)
+        let loaded = try sandbox.run(
+            ["replicate", conninfo, "--format", "json"],
+            environment: ["ARCHIVIST_REPLICATE_BATCH": "16", "ARCHIVIST_REPLICATE_CONNECTIONS": "3"])
+        try #require(loaded.status == 0, "\(loaded)")
+        #expect(try loaded.json()["rows"] == .number("300"))
+        try Self.expectCopyEqualsFolder(sandbox, conninfo: conninfo)
+        let connection = try PostgresConnection(ConnectionInfo(conninfo))
+        defer { connection.close() }
+        let keys = try connection.execute(
+            "SELECT count(*) FROM pg_constraint WHERE conrelid = 'articles'::regclass AND contype = 'p'", doing: "reading the key")
+        #expect(keys.scalar == "1")
+        let indexes = try connection.execute(
+            "SELECT indexname FROM pg_indexes WHERE tablename = 'articles' ORDER BY 1", doing: "listing the indexes")
+        let names = Set(indexes.values.compactMap { $0[0] })
+        #expect(names.isSuperset(of: ["articles_pkey", "articles_seq", "articles_doc", "articles_terms"]), "\(names)")
+        #expect(!names.contains { $0.contains("__load") }, "\(names)")
+        let compression = try connection.execute(
+            """
+            SELECT count(*) FILTER (WHERE pg_column_compression(doc) = 'lz4'), count(*) FILTER (WHERE pg_column_compression(doc) = 'pglz')
+            FROM articles
+            """, doing: "reading the compression")
+        let counts = try #require(compression.values.first)
+        #expect(Int(counts[0] ?? "") ?? 0 > 0, "no document was compressed by lz4: \(counts)")
+        #expect(counts[1] == "0")
+    }
+
     @Test("a follower keeps the copy equal to a folder that three writers change at once")
     func followerWithThreeWriters() throws {
         let (_, conninfo) = try Self.database()

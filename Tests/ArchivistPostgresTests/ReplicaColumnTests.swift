@@ -58,8 +58,8 @@ struct ReplicaColumnTests {
     @Test("COPY's text format escapes backslash, tab, newline and carriage return, and nothing else")
     func copyEscapes() {
         var buffer: [UInt8] = []
-        CopySink.escape(Array("a\\b\tc\nd\re \"é\"".utf8), into: &buffer)
-        #expect(String(decoding: buffer, as: UTF8.self) == "a\\\\b\\tc\\nd\\re \"é\"")
+        CopySink.encode([.text("a\\b\tc\nd\re \"é\""), .bytes(Array("\t".utf8)), .null], into: &buffer)
+        #expect(String(decoding: buffer, as: UTF8.self) == "a\\\\b\\tc\\nd\\re \"é\"\t\\t\t\\N\n")
     }
 
     @Test(
@@ -82,10 +82,19 @@ struct ReplicaColumnTests {
         #expect(Replicator.terms(of: document, textSearch: search) == "'climate':1A,2A,5C 'lete':3B 'oneils':4C")
     }
 
-    @Test("the escape \\u0000, which jsonb refuses, becomes U+FFFD; an escaped backslash before u0000 stays")
-    func jsonbSafe() {
-        #expect(Replicator.jsonbSafe(Array(#"{"a":"x\u0000y"}"#.utf8)) == Array(#"{"a":"x\ufffdy"}"#.utf8))
-        #expect(Replicator.jsonbSafe(Array(#"{"a":"x\\u0000y"}"#.utf8)) == Array(#"{"a":"x\\u0000y"}"#.utf8))
+    @Test(
+        "a document goes into COPY compact, \\u0000 (which jsonb refuses) as U+FFFD, every JSON backslash doubled",
+        arguments: [
+            (#"{"a":"x\u0000y"}"#, #"{"a":"x\\ufffdy"}"#),
+            (#"{"a":"x\\u0000y"}"#, #"{"a":"x\\\\u0000y"}"#),
+            ("{\n  \"a\": [\n    1,\n    2\n  ],\n  \"b\": \"two  words \"\n}\n", #"{"a":[1,2],"b":"two  words "}"#),
+            (#"{ "q" : "say \"hi\" " , "r" : "\\" }"#, #"{"q":"say \\"hi\\" ","r":"\\\\"}"#),
+            (#"{"e":"caf\u00e9 \n"}"#, #"{"e":"caf\\u00e9 \\n"}"#),
+        ])
+    func documentInCopy(document: String, line: String) {
+        var encoded: [UInt8] = []
+        CopySink.encode([.document(Array(document.utf8))], into: &encoded)
+        #expect(String(decoding: encoded, as: UTF8.self) == line + "\n")
     }
 
     /// Whether libpq can be loaded here (its parser reads connection strings).

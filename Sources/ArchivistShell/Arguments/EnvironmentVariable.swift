@@ -21,6 +21,9 @@ public enum EnvironmentVariable: String, CaseIterable, Sendable {
     /// Changes `replicate` applies in one transaction (default 2,000): a tuning knob, and what
     /// tests use to stop a copy between many small batches.
     case replicateBatch = "ARCHIVIST_REPLICATE_BATCH"
+    /// Connections `replicate`'s initial load copies and indexes on at once (default 2): more
+    /// for a server with more cores than this machine.
+    case replicateConnections = "ARCHIVIST_REPLICATE_CONNECTIONS"
 
     /// The variable's name: `ARCHIVIST_DATA`.
     public var name: String { rawValue }

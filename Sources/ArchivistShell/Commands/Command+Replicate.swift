@@ -56,6 +56,9 @@ extension Command {
             let info = try ConnectionInfo(invocation.positionalWords.first?.text ?? "")
             let replicator = Replicator(store: store, info: info, table: table)
             if let batch = try EnvironmentVariable.replicateBatch.count(in: shell.environment, minimum: 1) { replicator.batchSize = batch }
+            if let lanes = try EnvironmentVariable.replicateConnections.count(in: shell.environment, minimum: 1) {
+                replicator.loadConnections = min(lanes, 16)
+            }
             defer { replicator.close() }
             if invocation.isSet(.status) {
                 let status = try replicator.status()

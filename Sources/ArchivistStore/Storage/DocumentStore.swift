@@ -273,6 +273,13 @@ public final class DocumentStore: Sendable {
         return bytes
     }
 
+    /// The bytes of the file `entry` names, nil when it is gone: for a caller that already holds
+    /// the entry (a listing), one read and no look-up. The file may have been replaced since the
+    /// entry was read: compare its hash with `entry.hash` before trusting it.
+    public func documentBytes(of entry: IndexEntry) throws(StoreError) -> [UInt8]? {
+        try documentFile(entry.file)
+    }
+
     /// The largest document file read: 256 MiB (the NYT's are a few KB, a whole Archive month is
     /// 90 MB). A larger file in `docs/` is refused, never read whole: `check` reports it as
     /// unreadable and `repair` quarantines it.
