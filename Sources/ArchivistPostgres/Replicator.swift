@@ -684,7 +684,8 @@ public final class Replicator {
                     line.reserveCapacity(bytes.count * 2)
                     CopySink.encode(
                         Replicator.row(
-                            entry: entry, bytes: bytes, document: document, projection: projection, columns: columns, textSearch: textSearch),
+                            entry: entry, bytes: bytes, document: document, projection: projection, columns: columns, textSearch: textSearch
+                        ),
                         into: &line)
                     return .success(line)
                 }
