@@ -9,7 +9,7 @@ extension PostgresCopy {
         /// The document's ID.
         public var id: String
         /// `added` when the folder stored the document then (it was first stored by that change),
-        /// else `updated`.
+        /// `removed` for a removal, else `updated`.
         public var kind: String
         /// When the folder committed it.
         public var updatedAt: String
@@ -39,20 +39,33 @@ extension PostgresCopy {
         }
     }
 
-    /// The rows changed after sequence number `since`, oldest first, at most `limit`, with their
-    /// documents when `documents`. The copy keeps each document's last change: removals are gone
-    /// from it (the folder's `changes` lists them).
+    /// The changes after sequence number `since`, oldest first, at most `limit`: each row's last
+    /// change, and each removal the copy keeps (`TABLE_removed`), with their documents when
+    /// `documents` (a removal has none), as the folder's `changes` lists them.
     public func changes(since: Int, limit: Int, documents: Bool = false) throws -> [RowChange] {
         try snapshot { connection in
-            let rows = try connection.execute(
+            let removed = table.schema.map { TableName.quote($0) + "." } ?? ""
+            let removals = removed + TableName.quote(table.name + "_removed")
+            let kept = try connection.execute("SELECT to_regclass($1) IS NOT NULL", [removals], doing: "reading the changes of \(table)")
+            let time = #"to_char(%@ AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')"#
+            var sql = """
+                SELECT seq, id, CASE WHEN stored_at = updated_at THEN 'added' ELSE 'updated' END,
+                       \(time.replacingOccurrences(of: "%@", with: "updated_at"))\(documents ? ", doc::text" : "")
+                FROM \(table.sql) WHERE seq > $1::bigint
                 """
-                SELECT seq, id, stored_at = updated_at,
-                       to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')\(documents ? ", doc::text" : "")
-                FROM \(table.sql) WHERE seq > $1::bigint ORDER BY seq LIMIT $2::bigint
-                """, [String(since), String(limit)], doing: "reading the changes of \(table)")
+            if kept.scalar == "t" {
+                sql += """
+
+                    UNION ALL
+                    SELECT seq, id, 'removed', \(time.replacingOccurrences(of: "%@", with: "removed_at"))\(documents ? ", NULL" : "")
+                    FROM \(removals) WHERE seq > $1::bigint
+                    """
+            }
+            sql += "\nORDER BY 1 LIMIT $2::bigint"
+            let rows = try connection.execute(sql, [String(since), String(limit)], doing: "reading the changes of \(table)")
             return try rows.values.map { row in
                 RowChange(
-                    sequence: Int(row[0] ?? "") ?? 0, id: row[1] ?? "", kind: row[2] == "t" ? "added" : "updated", updatedAt: row[3] ?? "",
+                    sequence: Int(row[0] ?? "") ?? 0, id: row[1] ?? "", kind: row[2] ?? "", updatedAt: row[3] ?? "",
                     document: try row.count > 4 ? row[4].map { try JSONParser.parse(Array($0.utf8)) } : nil)
             }
         }

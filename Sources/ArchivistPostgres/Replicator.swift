@@ -162,6 +162,7 @@ public final class Replicator {
             report.changes = loaded.changes
         } else if let checkpoint {
             try verify(checkpoint)
+            try createRemovals(connection, table.name + "_removed")
             columns = checkpoint.columns
             report.checkpoint = checkpoint.lastSequence
             report.rows = checkpoint.rows
@@ -412,6 +413,48 @@ public final class Replicator {
         return indexes
     }
 
+    /// Creates the table of removals, `TABLE_removed`, when it is missing: the ID, number and
+    /// time of each document's removal, while the folder's feed keeps it (a copy made before it
+    /// existed gets it empty, and records the removals from then on).
+    private func createRemovals(_ connection: PostgresConnection, _ relation: String, primaryKey: Bool = true) throws(PostgresError) {
+        try connection.execute(
+            """
+            CREATE TABLE IF NOT EXISTS \(table.qualified(relation)) (
+                id text \(primaryKey ? "PRIMARY KEY" : "NOT NULL"), seq bigint NOT NULL, removed_at timestamptz)
+            """, doing: "creating table \(relation)")
+    }
+
+    /// Copies the removals the folder's feed holds up to `position` into `TABLE__load_removed`
+    /// (a page of the feed at a time), then keeps each ID's last one, drops those of documents
+    /// stored again since (their rows are in `TABLE__load`, indexed by then), and keys the table.
+    private func loadRemovals(_ connection: PostgresConnection, loadName: String, through position: Int) throws {
+        let relation = loadName + "_removed"
+        let target = table.qualified(relation)
+        try createRemovals(connection, relation, primaryKey: false)
+        var since = 0
+        while since < position {
+            let page = try store.changePage(since: since, limit: 10_000)
+            guard !page.changes.isEmpty else { break }
+            let removed = page.changes.filter { $0.kind == .removed && $0.sequence <= position }
+            if !removed.isEmpty {
+                try connection.copy("COPY \(target) (id, seq, removed_at) FROM STDIN", doing: "copying removals into \(relation)") {
+                    sink throws(PostgresError) in
+                    for change in removed {
+                        try sink.row([.text(change.id), .text(String(change.sequence)), .text(change.time.description)])
+                    }
+                }
+            }
+            since = page.through
+        }
+        try connection.execute(
+            "DELETE FROM \(target) AS r USING \(target) AS n WHERE r.id = n.id AND r.seq < n.seq", doing: "keeping the last removals")
+        try connection.execute(
+            "DELETE FROM \(target) AS r USING \(table.qualified(loadName)) AS t WHERE r.id = t.id AND r.seq < t.seq",
+            doing: "keeping the last removals")
+        try connection.execute(
+            "ALTER TABLE \(target) ADD CONSTRAINT \(TableName.quote(relation + "_pkey")) PRIMARY KEY (id)", doing: "indexing \(relation)")
+    }
+
     /// Builds the load table's indexes on `lanes` at once: the unique index on `id` (which
     /// becomes the primary key), then the secondary ones. Returns the suffixes built, `pkey`
     /// first; an index refused for a value too long for a B-tree (a paragraph in a short field)
@@ -465,7 +508,9 @@ public final class Replicator {
         _ connection: PostgresConnection, shouldStop: () -> Bool, events: (Event) -> Void
     ) throws -> (checkpoint: Int, rows: Int, changes: Int) {
         let loadName = table.name + "__load"
-        try connection.execute("DROP TABLE IF EXISTS \(table.qualified(loadName))", doing: "dropping an unfinished load of \(table)")
+        try connection.execute(
+            "DROP TABLE IF EXISTS \(table.qualified(loadName)), \(table.qualified(loadName + "_removed"))",
+            doing: "dropping an unfinished load of \(table)")
         // The typed columns, from the projected values of the first documents.
         let projection = store.projection
         var sample: [[JSONValue?]] = []
@@ -535,6 +580,7 @@ public final class Replicator {
         try connection.execute(
             "ALTER TABLE \(target) ADD CONSTRAINT \(TableName.quote(loadName + "_pkey")) PRIMARY KEY USING INDEX \(TableName.quote(loadName + "_pkey"))",
             doing: "indexing \(table) (id)")
+        try loadRemovals(connection, loadName: loadName, through: position)
         try connection.execute("ANALYZE \(table.qualified(loadName))", doing: "analyzing \(table)")
         let rows =
             Int(try connection.execute("SELECT count(*) FROM \(table.qualified(loadName))", doing: "counting \(table)").scalar ?? "") ?? 0
@@ -547,6 +593,13 @@ public final class Replicator {
                 "ALTER INDEX \(table.qualified(loadName + "_" + suffix)) RENAME TO \(TableName.quote(table.name + "_" + suffix))",
                 doing: "installing \(table)")
         }
+        try connection.execute("DROP TABLE IF EXISTS \(table.qualified(table.name + "_removed"))", doing: "replacing \(table)")
+        try connection.execute(
+            "ALTER TABLE \(table.qualified(loadName + "_removed")) RENAME TO \(TableName.quote(table.name + "_removed"))",
+            doing: "installing \(table)")
+        try connection.execute(
+            "ALTER INDEX \(table.qualified(loadName + "_removed_pkey")) RENAME TO \(TableName.quote(table.name + "_removed_pkey"))",
+            doing: "installing \(table)")
         let columnsJSON = String(decoding: JSONWriter.compactBytes(.array(columns.map(\.json))), as: UTF8.self)
         try connection.execute(
             """
@@ -637,6 +690,10 @@ public final class Replicator {
                 """, doing: "writing documents into \(relation)")
             written = Int(counted.values.first?[0] ?? "") ?? 0
             inserted = Int(counted.values.first?[1] ?? "") ?? 0
+            // A document stored again is no longer removed.
+            try connection.execute(
+                "DELETE FROM \(table.qualified(relation + "_removed")) AS r USING archivist_staging s WHERE r.id = s.id AND r.seq < s.seq",
+                doing: "writing documents into \(relation)")
             try connection.execute("TRUNCATE archivist_staging", doing: "emptying the staging table")
         }
         var deleted = 0
@@ -651,6 +708,15 @@ public final class Replicator {
                 ) SELECT count(*) FROM gone
                 """, [ids, numbers], doing: "deleting removed documents from \(relation)")
             deleted = Int(gone.scalar ?? "") ?? 0
+            // Each removal is kept (its ID, number and time) for `changes` on the copy.
+            let times = ReplicaColumn.arrayLiteral(removals.map(\.time.description))
+            try connection.execute(
+                """
+                INSERT INTO \(table.qualified(relation + "_removed")) AS k (id, seq, removed_at)
+                SELECT id, seq, at FROM unnest($1::text[], $2::bigint[], $3::timestamptz[]) AS r(id, seq, at)
+                WHERE NOT EXISTS (SELECT 1 FROM \(table.qualified(relation)) t WHERE t.id = r.id AND t.seq > r.seq)
+                ON CONFLICT (id) DO UPDATE SET seq = EXCLUDED.seq, removed_at = EXCLUDED.removed_at WHERE k.seq < EXCLUDED.seq
+                """, [ids, numbers, times], doing: "recording removals in \(relation)_removed")
         }
         return (written, inserted, deleted)
     }

@@ -168,9 +168,10 @@ extension Command {
         }
     }
 
-    /// `changes` of a PostgreSQL copy: its rows after `since` in the order of their sequence
-    /// numbers (each row is its document's last change; the copy keeps no removals), a page at a
-    /// time; with `follow`, the copy is looked at again every half second until Ctrl-C.
+    /// `changes` of a PostgreSQL copy: its rows and its removals after `since` in the order of
+    /// their sequence numbers (each is its document's last change), a page at a time; with
+    /// `follow`, the copy is looked at again every half second until Ctrl-C. The copy keeps no
+    /// removed document, so a FILTER matches no removal there.
     static func followCopyChanges<Options: CommandOptions>(
         _ copy: PostgresCopy, since: Int, filter: Filter, limit: Int?, fields: [String], follow: Bool, invocation: Invocation<Options>,
         shell: Shell
@@ -191,9 +192,11 @@ extension Command {
                     ("seq", .int(change.sequence)), ("id", .string(change.id)), ("change", .string(change.kind)),
                     ("updated_at", .string(change.updatedAt)),
                 ]
-                let projected = change.document.map { projection.values(of: $0) } ?? []
+                // A removal has no document in the copy: its fields are null.
+                let projected = change.document.map { projection.values(of: $0) }
                 for field in fields {
-                    let value = field == "_id" ? .string(change.id) : projection.position(of: field).flatMap { projected[$0] } ?? .null
+                    let value =
+                        field == "_id" ? .string(change.id) : projected.flatMap { values in projection.position(of: field).flatMap { values[$0] } } ?? .null
                     values.append((field, value))
                 }
                 records.append(Record(values))
