@@ -264,13 +264,17 @@ public final class DocumentStore: Sendable {
     /// The stored bytes of a document (pretty JSON with a trailing newline), or nil when none.
     public func documentBytes(withID id: String) throws(StoreError) -> [UInt8]? {
         guard let entry = try entry(forID: id) else { return nil }
-        guard let bytes = try documentFile(entry.file) else {
-            // The entry may have been removed by another process between the two calls.
+        if let bytes = try documentFile(entry.file) { return bytes }
+        // Another process may have removed the document between the two calls, or be removing
+        // it now: a writer unlinks the file, then appends the removal to the log. Look again for
+        // a moment (about 100 ms) before calling the index stale.
+        for _ in 0..<50 {
             try refresh()
-            if try self.entry(forID: id) == nil { return nil }
-            throw .staleIndex(path: path(entry.file), id: id)
+            guard let current = try self.entry(forID: id) else { return nil }
+            if let bytes = try documentFile(current.file) { return bytes }
+            usleep(2_000)
         }
-        return bytes
+        throw .staleIndex(path: path(entry.file), id: id)
     }
 
     /// The bytes of the file `entry` names, nil when it is gone: for a caller that already holds
