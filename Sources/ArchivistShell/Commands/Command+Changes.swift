@@ -195,8 +195,9 @@ extension Command {
                 // A removal has no document in the copy: its fields are null.
                 let projected = change.document.map { projection.values(of: $0) }
                 for field in fields {
-                    let value =
-                        field == "_id" ? .string(change.id) : projected.flatMap { values in projection.position(of: field).flatMap { values[$0] } } ?? .null
+                    let position = projection.position(of: field)
+                    let fieldValue = projected.flatMap { values in position.flatMap { values[$0] } } ?? .null
+                    let value = field == "_id" ? JSONValue.string(change.id) : fieldValue
                     values.append((field, value))
                 }
                 records.append(Record(values))
