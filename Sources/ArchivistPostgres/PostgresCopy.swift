@@ -41,8 +41,6 @@ public final class PostgresCopy {
     /// The checkpoint as last read.
     public private(set) var checkpoint: Checkpoint
     private var connection: PostgresConnection?
-    /// Whether the checkpoint was read by the open just now (the first read need not read it again).
-    private var checkpointIsFresh = false
 
     /// The table.
     public var table: TableName { address.table }
@@ -58,7 +56,6 @@ public final class PostgresCopy {
         self.checkpoint = Checkpoint(folder: "", feedStart: 0, lastSequence: 0, rows: 0, columns: [], updatedAt: "", age: 0)
         let connection = try connect()
         checkpoint = try Self.readCheckpoint(connection, table: address.table)
-        checkpointIsFresh = true
     }
 
     deinit { connection?.close() }
@@ -132,9 +129,9 @@ public final class PostgresCopy {
                 if let open = self.connection, open.isOpen { connection = open } else { close(); connection = try connect() }
                 try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", doing: "reading \(table)")
                 do {
-                    // The open read it a moment ago; later reads read it in their snapshot.
-                    if !checkpointIsFresh { checkpoint = try Self.readCheckpoint(connection, table: table, looking: false) }
-                    checkpointIsFresh = false
+                    // Read again in the snapshot, even just after the open: the typed columns'
+                    // promises (`ReplicaColumn.holdsEveryValue`) must be those of the rows read.
+                    checkpoint = try Self.readCheckpoint(connection, table: table, looking: false)
                     let result = try body(connection)
                     try connection.execute("COMMIT", doing: "reading \(table)")
                     return result

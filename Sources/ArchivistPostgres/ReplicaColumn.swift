@@ -141,6 +141,12 @@ public struct ReplicaColumn: Sendable, Equatable {
     /// URLs, paragraphs: `terms` covers their words, and a B-tree refuses long values).
     public var isIndexed = true
 
+    /// Whether every value the copy's documents have at `path` is in the column: a row whose
+    /// column is NULL then has no value there, and a filter on the column needs no `jsonb` path
+    /// for it (`SQLFilter`). The load sets it when no document had a value the column could not
+    /// hold; a batch that copies one clears it, in the catalog, in the batch's transaction.
+    public var holdsEveryValue = false
+
     /// The typed columns for a projection, from a sample of projected values: each path whose
     /// values agree on a kind; the others stay in the document only.
     public static func columns(for projection: Projection, sample: [[JSONValue?]]) -> [ReplicaColumn] {
@@ -172,6 +178,7 @@ extension ReplicaColumn {
         .object([
             JSONMember(key: "path", value: .string(path)), JSONMember(key: "name", value: .string(name)),
             JSONMember(key: "type", value: .string(kind.rawValue)), JSONMember(key: "indexed", value: .bool(isIndexed)),
+            JSONMember(key: "holds_every_value", value: .bool(holdsEveryValue)),
         ])
     }
 
@@ -182,5 +189,7 @@ extension ReplicaColumn {
         else { return nil }
         self.init(path: path, name: name, kind: kind)
         if case .bool(let indexed)? = json["indexed"] { isIndexed = indexed }
+        // A copy made before the flag existed may hold anything: its columns are read as partial.
+        if case .bool(let every)? = json["holds_every_value"] { holdsEveryValue = every }
     }
 }

@@ -540,8 +540,8 @@ public final class Replicator {
             Result {
                 let entries = try store.entries(after: after, limit: limit)
                 let ids = entries.map(\.id)
-                return LoadPage(
-                    count: ids.count, last: ids.last, rows: try Replicator.rows(for: ids, listed: entries, store: store, columns: columns))
+                let batch = try Replicator.rows(for: ids, listed: entries, store: store, columns: columns)
+                return LoadPage(count: ids.count, last: ids.last, rows: batch.rows, partial: batch.partial)
             }
         }
         // Windows go out on several connections at once (the server parses each in its own
@@ -553,7 +553,10 @@ public final class Replicator {
         let copySQL = "COPY \(target) (\(names)) FROM STDIN"
         let copying = "copying documents into \(loadName)"
         var current = try prepare(nil).get()
+        // The columns some document had a value for that they could not hold.
+        var partial: Set<String> = []
         while true {
+            partial.formUnion(current.partial)
             if shouldStop() {
                 try? lanes.finish()
                 throw PostgresError.loadStopped(table: table.description)
@@ -600,7 +603,8 @@ public final class Replicator {
         try connection.execute(
             "ALTER INDEX \(table.qualified(loadName + "_removed_pkey")) RENAME TO \(TableName.quote(table.name + "_removed_pkey"))",
             doing: "installing \(table)")
-        let columnsJSON = String(decoding: JSONWriter.compactBytes(.array(columns.map(\.json))), as: UTF8.self)
+        for index in self.columns.indices { self.columns[index].holdsEveryValue = !partial.contains(self.columns[index].name) }
+        let columnsJSON = String(decoding: JSONWriter.compactBytes(.array(self.columns.map(\.json))), as: UTF8.self)
         try connection.execute(
             """
             INSERT INTO \(catalog) (table_name, folder, folder_created_at, feed_start, last_seq, last_id, rows, columns, loaded, updated_at)
@@ -628,13 +632,21 @@ public final class Replicator {
         try connection.execute("BEGIN", doing: "copying changes into \(table)")
         do {
             let applied = try apply(page.changes, to: table.name, connection)
+            // A column that stops holding every value says so in the same transaction as the row
+            // that made it: a reader's snapshot never sees the row with the old promise.
+            let columnsJSON =
+                applied.columnsChanged ? String(decoding: JSONWriter.compactBytes(.array(columns.map(\.json))), as: UTF8.self) : nil
             let moved = try connection.execute(
                 """
-                UPDATE \(catalog) SET last_seq = $2, last_id = $3, rows = rows + $4, updated_at = now()
+                UPDATE \(catalog) SET last_seq = $2, last_id = $3, rows = rows + $4, updated_at = now(),
+                    columns = COALESCE($6::jsonb, columns)
                 WHERE table_name = $1 AND last_seq = $5
                 RETURNING rows
                 """,
-                [table.name, String(page.through), page.changes.last?.id, String(applied.inserted - applied.deleted), String(checkpoint)],
+                [
+                    table.name, String(page.through), page.changes.last?.id, String(applied.inserted - applied.deleted), String(checkpoint),
+                    columnsJSON,
+                ],
                 doing: "moving the checkpoint of \(table)")
             guard moved.values.count == 1 else {
                 throw PostgresError.copyReset(table: table.description, reason: "its checkpoint moved while this batch was applied")
@@ -658,13 +670,14 @@ public final class Replicator {
     /// replaced by a newer number); removals delete rows older than them.
     private func apply(
         _ changes: [Change], to relation: String, _ connection: PostgresConnection
-    ) throws -> (written: Int, inserted: Int, deleted: Int) {
+    ) throws -> (written: Int, inserted: Int, deleted: Int, columnsChanged: Bool) {
         var last: [String: Change] = [:]
         for change in changes { last[change.id] = change }
         let upserts = last.values.filter { $0.kind != .removed }.map(\.id).sorted()
         let removals = last.values.filter { $0.kind == .removed }.sorted { $0.id < $1.id }
         var written = 0
         var inserted = 0
+        var columnsChanged = false
         if !upserts.isEmpty {
             if !stagingMade {
                 try connection.execute(
@@ -672,7 +685,12 @@ public final class Replicator {
                     doing: "creating the staging table")
                 stagingMade = true
             }
-            let rows = try self.rows(for: upserts)
+            let batch = try self.rows(for: upserts)
+            let rows = batch.rows
+            for index in columns.indices where columns[index].holdsEveryValue && batch.partial.contains(columns[index].name) {
+                columns[index].holdsEveryValue = false
+                columnsChanged = true
+            }
             let names = columnNames.map(TableName.quote).joined(separator: ", ")
             try connection.copy("COPY archivist_staging (\(names)) FROM STDIN", doing: "copying documents into \(relation)") {
                 sink throws(PostgresError) in
@@ -718,12 +736,13 @@ public final class Replicator {
                 ON CONFLICT (id) DO UPDATE SET seq = EXCLUDED.seq, removed_at = EXCLUDED.removed_at WHERE k.seq < EXCLUDED.seq
                 """, [ids, numbers, times], doing: "recording removals in \(relation)_removed")
         }
-        return (written, inserted, deleted)
+        return (written, inserted, deleted, columnsChanged)
     }
 
-    /// The COPY rows (encoded, each a line) of documents `ids` as the folder holds them now (an ID removed since is left
-    /// out: its removal follows in the feed). Read and encoded on all cores.
-    private func rows(for ids: [String]) throws -> [[UInt8]] {
+    /// The COPY rows (encoded, each a line) of documents `ids` as the folder holds them now (an ID
+    /// removed since is left out: its removal follows in the feed), and the typed columns some of
+    /// them had a value for that the column could not hold. Read and encoded on all cores.
+    private func rows(for ids: [String]) throws -> (rows: [[UInt8]], partial: Set<String>) {
         try Replicator.rows(for: ids, store: store, columns: columns)
     }
 
@@ -732,10 +751,10 @@ public final class Replicator {
     /// first read instead of a look-up, and looked up again only when its file has changed since.
     static func rows(
         for ids: [String], listed: [IndexEntry]? = nil, store: DocumentStore, columns: [ReplicaColumn]
-    ) throws -> [[UInt8]] {
+    ) throws -> (rows: [[UInt8]], partial: Set<String>) {
         let projection = store.projection
         let textSearch: TextSearch? = store.schema.textSearch.fields.isEmpty ? nil : store.schema.textSearch
-        let results = ConcurrentReads.shared.map(ids.count) { index -> Result<[UInt8]?, StoreError> in
+        let results = ConcurrentReads.shared.map(ids.count) { index -> Result<(line: [UInt8], partial: [Int])?, StoreError> in
             do throws(StoreError) {
                 // The entry and the file must agree (a writer may replace the file in between).
                 for attempt in 0..<5 {
@@ -748,12 +767,16 @@ public final class Replicator {
                     let document = try store.parsedDocument(bytes, id: ids[index])
                     var line: [UInt8] = []
                     line.reserveCapacity(bytes.count * 2)
-                    CopySink.encode(
-                        Replicator.row(
-                            entry: entry, bytes: bytes, document: document, projection: projection, columns: columns, textSearch: textSearch
-                        ),
-                        into: &line)
-                    return .success(line)
+                    let values = Replicator.row(
+                        entry: entry, bytes: bytes, document: document, projection: projection, columns: columns, textSearch: textSearch)
+                    CopySink.encode(values, into: &line)
+                    // A NULL column where the document has a value: the column does not hold it.
+                    var partial: [Int] = []
+                    let first = values.count - columns.count
+                    for (position, column) in columns.enumerated() where values[first + position] == .null {
+                        if !document.values(atPath: column.path).isEmpty { partial.append(position) }
+                    }
+                    return .success((line, partial))
                 }
                 return .success(nil)
             } catch {
@@ -761,11 +784,14 @@ public final class Replicator {
             }
         }
         var rows: [[UInt8]] = []
+        var partial: Set<String> = []
         rows.reserveCapacity(results.count)
         for result in results {
-            if let row = try result.get() { rows.append(row) }
+            guard let row = try result.get() else { continue }
+            rows.append(row.line)
+            for position in row.partial { partial.insert(columns[position].name) }
         }
-        return rows
+        return (rows, partial)
     }
 
     /// One document's row, in `columnNames` order.
@@ -846,6 +872,8 @@ struct LoadPage: Sendable {
     var last: String?
     /// The rows of the documents still there.
     var rows: [[UInt8]]
+    /// The typed columns some of them had a value for that the column could not hold.
+    var partial: Set<String>
 }
 
 /// A value computed on another thread, waited for by `value()`.

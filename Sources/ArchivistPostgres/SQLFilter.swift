@@ -125,34 +125,34 @@ struct SQLFilter {
                 exists = .always
             } else {
                 let json = jsonPredicate(path) { "exists(\($0))" }
-                exists = SQLFilter.typed(columns, path, json: json) { _, _ in .always }
+                exists = SQLFilter.typed(columns, path, json: json, absent: false) { _, _ in .always }
             }
             return flag ? exists : exists.negated
         case .contains(let needle):
-            return SQLFilter.typed(columns, path, json: .undecided) { column, kind in self.contains(column, kind, needle) }
+            return SQLFilter.typed(columns, path, json: .undecided, absent: condition.holds(for: [])) { column, kind in
+                self.contains(column, kind, needle)
+            }
         case .size:
-            return SQLFilter.typed(columns, path, json: .undecided) { _, _ in .never }
+            return SQLFilter.typed(columns, path, json: .undecided, absent: condition.holds(for: [])) { _, _ in .never }
         case .regex, .all, .elemMatch:
             return .undecided
         }
     }
 
     /// `typed(column, kind)` where the row holds a typed value at `path`, `json` elsewhere; `json`
-    /// alone when the path has no typed column. `_id` is the `id` column, never NULL.
-    func typed(
-        _ path: String, json: SQLPredicate, _ typed: (String, ReplicaColumn.Kind) -> SQLPredicate
-    ) -> SQLPredicate {
-        SQLFilter.typed(columns, path, json: json, typed)
-    }
-
-    /// `typed(path:json:_:)` on given columns (static: the closure may change the compiler).
+    /// alone when the path has no typed column. `_id` is the `id` column, never NULL. `absent` is
+    /// what the condition gives a document with no value at `path`: where the column holds every
+    /// value the copy has at its path (`ReplicaColumn.holdsEveryValue`), a NULL there means no
+    /// value, and the `jsonb` side is that constant (so that an index alone answers).
     static func typed(
-        _ columns: [String: ReplicaColumn], _ path: String, json: SQLPredicate, _ typed: (String, ReplicaColumn.Kind) -> SQLPredicate
+        _ columns: [String: ReplicaColumn], _ path: String, json: SQLPredicate, absent: Bool,
+        _ typed: (String, ReplicaColumn.Kind) -> SQLPredicate
     ) -> SQLPredicate {
         if path == "_id" { return typed("id", .text) }
         guard let column = columns[path] else { return json }
         let name = TableName.quote(column.name)
-        return .split(on: name, typed: typed(name, column.kind), other: json)
+        let other: SQLPredicate = column.holdsEveryValue ? (absent ? .always : .never) : json
+        return .split(on: name, typed: typed(name, column.kind), other: other)
     }
 
     // MARK: - Equality
@@ -208,7 +208,9 @@ struct SQLFilter {
     mutating func membership(_ path: String, _ values: [JSONValue]) -> SQLPredicate {
         let members = Members(values)
         let json = jsonMembership(path, members)
-        return SQLFilter.typed(columns, path, json: json) { column, kind in self.typedMembership(column, kind, members, path: path) }
+        return SQLFilter.typed(columns, path, json: json, absent: Condition.in(values).holds(for: [])) { column, kind in
+            self.typedMembership(column, kind, members, path: path)
+        }
     }
 
     /// Equality on the typed value of a row (which is never null, never an array or object).
@@ -324,7 +326,10 @@ struct SQLFilter {
             }
         default: break
         }
-        return SQLFilter.typed(columns, path, json: json) { column, kind in self.typedComparison(column, kind, op, value, path: path) }
+        // A missing field is never on either side of a range (null is handled above).
+        return SQLFilter.typed(columns, path, json: json, absent: false) { column, kind in
+            self.typedComparison(column, kind, op, value, path: path)
+        }
     }
 
     /// A range condition on the typed value of a row.
@@ -403,8 +408,9 @@ struct SQLFilter {
                     ? condition : "EXISTS (SELECT 1 FROM unnest(\(column)) x WHERE \(condition))"
             }
             return SQLPredicate(sure: any(decided.sure), possible: any(decided.possible))
-        case .integer:
-            // Whole numbers written as strings are strings to `~`.
+        case .integer, .timestamp:
+            // Whole numbers written as strings are strings to `~`, and a date column keeps the
+            // instant, not the text the document wrote: Archivist reads those rows.
             return SQLPredicate(sure: "FALSE", possible: "TRUE")
         default:
             return .never
