@@ -189,11 +189,13 @@ def read_copy(archivist, server, repeats, checks):
         lines.append(f"| {label} | {ours * 1e3:.1f} ms | {theirs * 1e3:.1f} ms | {ratio:.2f}x | {'same' if same else 'DIFFER'} |")
         checks.append((f"copy {key} within {COPY_RATIO}x of psql", f"{ratio:.2f}x", ratio <= COPY_RATIO))
         checks.append((f"copy {key} answers as psql", "same" if same else "differ", same))
+    # The shell's first answer: its start, its connection and one question the server answers at
+    # once (the middle document by its ID), so that the figure is the shell's and not the query's.
     with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as question:
-        question.write("count section_name = Sports\n")
+        question.write(f"count _id = {json.dumps(middle)}\n")
     first, first_run = median_case([str(archivist), "--data", uri, "--interactive"], repeats, question.name)
     os.unlink(question.name)
-    lines.append(f"| the shell's first answer (`--interactive`, one question piped, start to exit) | {first * 1e3:.1f} ms | | | "
+    lines.append(f"| the shell's first answer (`--interactive`, `count _id = ID` piped, start to exit) | {first * 1e3:.1f} ms | | | "
                  f"{first_run.stdout.strip().splitlines()[-2] if first_run.stdout.strip() else ''} |")
     checks.append((f"shell's first answer over the copy < {FIRST_ANSWER_MS:.0f} ms", f"{first * 1e3:.1f} ms",
                    first * 1e3 < FIRST_ANSWER_MS))
