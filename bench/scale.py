@@ -157,10 +157,24 @@ def build_sqlite(jsonl, db_path):
     return phases
 
 
+def statements(sql):
+    """The statements of an SQL script, each without its semicolon (one inside a quoted string stays)."""
+    found, current = [], ""
+    for piece in sql.split(";"):
+        current += piece + ";"
+        if sqlite3.complete_statement(current):
+            if current.strip(" ;"):
+                found.append(current.strip()[:-1].strip())
+            current = ""
+    return found
+
+
 def query_plan(db_path, sql):
+    """The plan of each statement of `sql` (the trend's script has four), joined with '; '."""
     connection = sqlite3.connect(db_path)
     try:
-        rows = connection.execute("EXPLAIN QUERY PLAN " + sql.rstrip(";")).fetchall()
+        rows = [row for statement in statements(sql)
+                for row in connection.execute("EXPLAIN QUERY PLAN " + statement).fetchall()]
         return "; ".join(row[-1] for row in rows)
     finally:
         connection.close()
