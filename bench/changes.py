@@ -24,14 +24,7 @@ import threading
 import time
 from datetime import datetime, timezone
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def cpu_seconds(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    ticks = os.sysconf("SC_CLK_TCK")
-    return (int(fields[11]) + int(fields[12])) / ticks
+from benchkit import binaries, cpu_seconds
 
 
 def parse_time(text):
@@ -73,9 +66,7 @@ def main():
     parser.add_argument("--skip-build", action="store_true")
     parser.add_argument("--workdir")
     args = parser.parse_args()
-    if not args.skip_build:
-        subprocess.run(["swift", "build", "-c", "release", "--product", "archivist"], cwd=ROOT, check=True)
-    binary = os.path.join(ROOT, ".build/release/archivist")
+    binary = str(binaries(None, args.skip_build, ["archivist"])[0])
     work = tempfile.mkdtemp(dir=args.workdir)
     data = os.path.join(work, "data")
     try:

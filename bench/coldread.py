@@ -30,13 +30,11 @@ Standard library only; bench/RESULTS-style table on stdout and in bench/out/cold
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from run import binaries, check, log, measure, parse_arguments, publish, source_state, work_folder  # noqa: E402
+from benchkit import binaries, check, generate, log, measure, parse_arguments, publish, source_state, work_folder
 
 RATIO_TARGET = 1.3  # check, export and repair within 1.3x of tar on the same folder, cold
 CASES = ["tar", "export", "check", "repair"]
@@ -118,8 +116,7 @@ def main():
     else:
         work = work_folder("archivist-coldread-", args.workdir, count * 6000)
         source = work / "docs.jsonl"
-        check(measure([str(bench), "generate", "--count", str(count), "--seed", str(args.seed), "--out", str(source)]),
-              "generate")
+        generate(bench, count, args.seed, source)
         folder = work / "data"
         check(measure([str(archivist), "--data", str(folder), "import", str(source)]), "import")
         source.unlink()

@@ -45,10 +45,8 @@ Usage:
 Standard library only (plus the sqlite3 and jq programs).
 """
 
-import datetime
 import json
 import os
-import platform
 import shutil
 import sqlite3
 import statistics
@@ -56,11 +54,10 @@ import subprocess
 import sys
 import tempfile
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from run import (binaries, check, last_json_line, log, measure, parse_arguments, publish, settle,  # noqa: E402
-                 source_state, work_folder)  # (bench/run.py's helpers)
+from benchkit import (J, NUMERIC_WORD_COUNT, binaries, check, expect_imported, generate, instant, json_lines, log,
+                      machine_stamp, measure, ms, parse_arguments, publish, require_programs, rotated, settle,
+                      source_state, sqlite_version, work_folder)
 
 
 FAST_MS = 1.0  # warm indexed equality and top-10
@@ -69,13 +66,6 @@ TIMELINE_MS = 30.0  # warm timeline (the shell-language issue: under 30 ms at 10
 FILTER_MS = 30.0  # every warm query over the projection
 SQLITE_CACHE_KIB = 1 << 20  # PRAGMA cache_size for the warm SQLite runs: 1 GiB
 SQLITE_BUDGET_S = 3.0  # warm SQLite runs of one query stop after this long (at least 3 runs)
-
-
-def J(path):
-    return f"json_extract(body,'$.{path}')"
-
-
-NUMERIC_WORD_COUNT = f"json_type(body,'$.word_count') IN ('integer','real') AND {J('word_count')} > 500"
 
 
 def queries(word):
@@ -151,19 +141,6 @@ for name, sql in plan:
 """
 
 
-def instant(text):
-    """Seconds since the epoch of a pub_date as the generator writes them (UTC, `Z` or `+0000`)."""
-    if not isinstance(text, str):
-        return None
-    text = text.replace("Z", "+00:00")
-    if text.endswith("+0000"):
-        text = text[:-5] + "+00:00"
-    try:
-        return datetime.datetime.fromisoformat(text).timestamp()
-    except ValueError:
-        return None
-
-
 def load_sqlite(jsonl, plain_db, indexed_db):
     """docs(id, body) from the exported lines (one transaction), then a copy with expression indexes.
 
@@ -171,14 +148,9 @@ def load_sqlite(jsonl, plain_db, indexed_db):
     dates = {}
 
     def rows():
-        with open(jsonl, "r", encoding="utf-8") as source:
-            for line in source:
-                body = line.rstrip("\n")
-                if not body.strip():
-                    continue
-                document = json.loads(body)
-                dates[document["_id"]] = instant(document.get("pub_date"))
-                yield document["_id"], body
+        for body, document in json_lines(jsonl):
+            dates[document["_id"]] = instant(document.get("pub_date"))
+            yield document["_id"], body
 
     connection = sqlite3.connect(plain_db)
     connection.execute("CREATE TABLE docs(id TEXT PRIMARY KEY, body TEXT)")
@@ -199,16 +171,6 @@ def load_sqlite(jsonl, plain_db, indexed_db):
 
 def plural(n, word):
     return f"{n} {word}{'' if n == 1 else 's'}"
-
-
-def ms(value):
-    if value is None:
-        return "–"
-    if value < 10:
-        return f"{value:.3f} ms"
-    if value < 1000:
-        return f"{value:.1f} ms"
-    return f"{value / 1000:.2f} s"
 
 
 def warm_cell(result):
@@ -234,12 +196,8 @@ def main():
         parser.error("--count and the repeats must be positive")
     if not args.text.isalnum():
         parser.error("--text takes one word")
-    for tool in ("sqlite3", "jq"):
-        if shutil.which(tool) is None:
-            log(f"{tool} is not installed (apt-get install {tool})")
-            sys.exit(1)
+    require_programs("sqlite3", "jq")
     jq_version = subprocess.run(["jq", "--version"], capture_output=True, text=True).stdout.strip()
-    sqlite_version = subprocess.run(["sqlite3", "--version"], capture_output=True, text=True).stdout.split()[0]
 
     archivist, bench = binaries(args.scratch_path, args.skip_build, ("archivist", "archivist-bench"))
     # Generated and exported JSON Lines, the store (a 4 KiB block or two per document), two databases.
@@ -247,16 +205,10 @@ def main():
     plan = queries(args.text)
     try:
         jsonl = work / "generated.jsonl"
-        log(f"generating {count:,} documents (seed {args.seed})...")
-        generated = last_json_line(check(measure([str(bench), "generate", "--count", str(count), "--seed", str(args.seed),
-                                                  "--out", str(jsonl)]), "generate").stdout, "generate")
+        _, generated = generate(bench, count, args.seed, jsonl)
         store = work / "store"
         log("importing...")
-        summary = last_json_line(check(measure([str(archivist), "--data", str(store), "import", str(jsonl)]),
-                                       "archivist import").stdout, "archivist import")
-        if summary.get("added") != count or summary.get("failed", 0) != 0:
-            log(f"archivist import: expected {count} added and none failed, got {summary}")
-            sys.exit(1)
+        expect_imported(measure([str(archivist), "--data", str(store), "import", str(jsonl)]), count)
         exported = work / "export.jsonl"
         log("exporting (the JSON Lines every peer reads)...")
         check(measure([str(archivist), "--data", str(store), "export", "--to", str(exported)]), "archivist export")
@@ -299,9 +251,7 @@ def main():
         jq_runs = {}
         for name, _, _, _, select, kind in plan:
             program = jq_program(select, kind)
-            for repeat in range(args.jq_repeats):
-                settle()
-                log(f"[{repeat + 1}/{args.jq_repeats}] jq {name}...")
+            for _, _, _ in rotated([(f"jq {name}", None)], args.jq_repeats):
                 run = check(measure(["jq", "-c", "-n", program, str(exported)]), f"jq {name}")
                 output = json.loads(run.stdout)
                 jq_runs.setdefault(name, []).append((run.seconds, run.rss_mb, output))
@@ -313,16 +263,13 @@ def main():
             if filter_text is None:
                 continue
             sql = f"SELECT count(*) FROM docs WHERE {where};"
-            contestants += [((name, "archivist"), [str(archivist), "--data", str(store), "count", filter_text]),
-                            ((name, "sqlite plain"), ["sqlite3", str(plain_db), sql]),
-                            ((name, "sqlite indexed"), ["sqlite3", str(indexed_db), sql])]
-        for repeat in range(args.oneshot_repeats):
-            shift = repeat % len(contestants)
-            for key, argv in contestants[shift:] + contestants[:shift]:
-                settle()
-                log(f"[{repeat + 1}/{args.oneshot_repeats}] one-shot count: {key[0]}, {key[1]}...")
-                run = check(measure(argv), " ".join(key))
-                oneshot.setdefault(key, []).append((run.seconds, run.rss_mb, int(run.stdout.strip())))
+            for label, argv in (("archivist", [str(archivist), "--data", str(store), "count", filter_text]),
+                                ("sqlite plain", ["sqlite3", str(plain_db), sql]),
+                                ("sqlite indexed", ["sqlite3", str(indexed_db), sql])):
+                contestants.append((f"one-shot count: {name}, {label}", ((name, label), argv)))
+        for _, _, (key, argv) in rotated(contestants, args.oneshot_repeats):
+            run = check(measure(argv), " ".join(key))
+            oneshot.setdefault(key, []).append((run.seconds, run.rss_mb, int(run.stdout.strip())))
         load_after = os.getloadavg()
         sizes = {"store index.jsonl": (store / "index.jsonl").stat().st_size, "export": exported.stat().st_size,
                  "sqlite plain": plain_db.stat().st_size, "sqlite indexed": indexed_db.stat().st_size}
@@ -396,9 +343,8 @@ def main():
     lines = [
         f"# Archivist query benchmark: {count:,} documents",
         "",
-        f"{datetime.datetime.now().astimezone().strftime('%Y-%m-%d %H:%M %Z')} · {platform.system()} {platform.machine()}, "
-        f"{os.cpu_count()} cores · source {source_state()} · seed {args.seed} · {generated.get('bytes', 0) / count:,.0f} bytes/doc as JSON Lines · "
-        f"{jq_version}, SQLite {sqlite_version} (CLI), {sqlite3.sqlite_version} (Python module) · "
+        f"{machine_stamp()} · source {source_state()} · seed {args.seed} · {generated.get('bytes', 0) / count:,.0f} bytes/doc as JSON Lines · "
+        f"{jq_version}, SQLite {sqlite_version()} (CLI), {sqlite3.sqlite_version} (Python module) · "
         f"load average {load_before[0]:.2f} before, {load_after[0]:.2f} after",
         "",
         f"Warm: archivist {args.repeats} runs per query in one process through the library (median, p90); "

@@ -41,8 +41,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from run import binaries, check, log, measure, publish, source_state  # noqa: E402
+from benchkit import binaries, check, cpu_seconds, generate, log, measure, publish, source_state
 
 LOAD_RATIO = 0.5  # initial load at least half the rate of psql \copy + index build
 LOAD_RSS_MB = 300.0
@@ -106,13 +105,6 @@ def percentile(values, p):
         return float("nan")
     index = min(len(ordered) - 1, max(0, int(round(p / 100.0 * len(ordered) + 0.5)) - 1))
     return ordered[index]
-
-
-def cpu_seconds(pid):
-    with open(f"/proc/{pid}/stat") as stat:
-        fields = stat.read().rsplit(")", 1)[1].split()
-    ticks = os.sysconf("SC_CLK_TCK")
-    return (int(fields[11]) + int(fields[12])) / ticks
 
 
 def median_case(argv, repeats, stdin_path=None):
@@ -236,7 +228,7 @@ def main():
         jsonl = workdir / "docs.jsonl"
         folder = workdir / "data"
         started = time.perf_counter()
-        check(measure([str(bench), "generate", "--count", str(args.count), "--seed", "3", "--out", str(jsonl)]), "generate")
+        generate(bench, args.count, 3, jsonl)
         check(measure([str(archivist), "--data", str(folder), "import", str(jsonl)]), "import")
         phases["generate and import"] = time.perf_counter() - started
     documents = int(json.loads(check(measure([str(archivist), "--data", str(folder), "--format", "json", "stats"]),

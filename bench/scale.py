@@ -44,10 +44,8 @@ Usage:
 Standard library only (plus the sqlite3 program: scripts/install-deps bench).
 """
 
-import datetime
 import json
 import os
-import platform
 import random
 import re
 import shlex
@@ -57,12 +55,10 @@ import statistics
 import subprocess
 import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from run import (Run, binaries, check, last_json_line, log, parse_arguments, publish, settle,  # noqa: E402
-                 source_state, sql_quote, work_folder)  # (bench/run.py's helpers)
-from query import J, NUMERIC_WORD_COUNT, instant, ms  # noqa: E402  (bench/query.py's SQL and formatting)
+from benchkit import (J, NUMERIC_WORD_COUNT, Spawner, binaries, check, check_sqlite_rows, expect_imported, generate,
+                      instant, json_lines, last_json_line, log, machine_stamp, ms, parse_arguments, publish, rawfs,
+                      require_programs, rotated, settle, source_state, sql_quote, sqlite_version, work_folder)
 
 # Issue 10's targets, at 1M documents, medians of whole processes.
 RATIO_MAX = 3.0  # indexed count, top-10 by date, get, text count and ranked find: at most 3x sqlite3
@@ -129,14 +125,10 @@ def build_sqlite(jsonl, db_path):
     connection.execute("CREATE TABLE docs(id TEXT PRIMARY KEY, body TEXT)")
     connection.execute(f"CREATE VIRTUAL TABLE fts USING fts5({FTS_COLUMNS}, tokenize='unicode61 remove_diacritics 2')")
     start = time.perf_counter()
-    with open(jsonl, "r", encoding="utf-8") as source, connection:
+    with connection:
         batch_docs, batch_fts = [], []
         rowid = 0
-        for line in source:
-            body = line.rstrip("\n")
-            if not body.strip():
-                continue
-            document = json.loads(body)
+        for body, document in json_lines(jsonl):
             rowid += 1
             batch_docs.append((rowid, document["_id"], body))
             batch_fts.append((rowid,) + text_fields(document))
@@ -165,10 +157,24 @@ def build_sqlite(jsonl, db_path):
     return phases
 
 
+def statements(sql):
+    """The statements of an SQL script, each without its semicolon (one inside a quoted string stays)."""
+    found, current = [], ""
+    for piece in sql.split(";"):
+        current += piece + ";"
+        if sqlite3.complete_statement(current):
+            if current.strip(" ;"):
+                found.append(current.strip()[:-1].strip())
+            current = ""
+    return found
+
+
 def query_plan(db_path, sql):
+    """The plan of each statement of `sql` (the trend's script has four), joined with '; '."""
     connection = sqlite3.connect(db_path)
     try:
-        rows = connection.execute("EXPLAIN QUERY PLAN " + sql.rstrip(";")).fetchall()
+        rows = [row for statement in statements(sql)
+                for row in connection.execute("EXPLAIN QUERY PLAN " + statement).fetchall()]
         return "; ".join(row[-1] for row in rows)
     finally:
         connection.close()
@@ -303,121 +309,30 @@ def run_cases(cases, repeats, slow_seconds, slow_repeats, phase):
     """Each case `repeats` times (fewer when one run is slower than slow_seconds), rotating the order."""
     for case in cases:
         case.planned = repeats
-    for repeat in range(repeats):
-        shift = repeat % len(cases)
-        for case in cases[shift:] + cases[:shift]:
-            if len(case.runs) >= case.planned:
-                continue
-            settle()
-            log(f"[{phase} {repeat + 1}/{repeats}] {case.key}...")
-            argv = case.argv(len(case.runs)) if callable(case.argv) else case.argv
-            run = case.runner(case, argv) if case.runner else measure_lean(argv, stdin_path=case.stdin)
-            check(run, case.key)
-            answer = case.parse(run.stdout) if case.parse else None
-            if case.runs and answer != case.runs[0][2] and not callable(case.argv):
-                log(f"{case.key}: the answer changed between runs: {case.runs[0][2]!r} then {answer!r}")
-                sys.exit(1)
-            case.runs.append((run.seconds, run.rss_mb, answer))
-            if not case.stderr:
-                case.stderr = "\n".join(line for line in run.stderr.splitlines() if not line.startswith("time: "))
-            if run.seconds > slow_seconds:
-                case.planned = min(case.planned, max(len(case.runs), slow_repeats))
-
-
-# Linux's ru_maxrss of a child counts the pages of the process that spawned it (its RSS at fork, or the peak
-# of its address space with vfork, which subprocess uses), so every child of this script would report at
-# least this script's own peak (hundreds of MB once it has held a million IDs or built the database). Every
-# timed command is therefore started by a lean helper process, running bench/run.py's `measure` (and the
-# pseudo-terminal measurement below) and nothing else; its own size is the floor of the RSS column, which the
-# report measures with /bin/true.
-SPAWNER = r"""
-import json, os, select, sys, termios, time, pty
-sys.path.insert(0, sys.argv[1])
-from run import Run, measure
-
-
-def measure_pty(argv, timeout=600):
-    start = time.perf_counter()
-    pid, fd = pty.fork()
-    if pid == 0:
-        try:
-            os.execv(argv[0], argv)
-        finally:
-            os._exit(127)
-    output, prompt_seconds, prompted = b"", None, False
-    try:
-        while True:
-            ready, _, _ = select.select([fd], [], [], timeout if not prompted or prompt_seconds else 0.001)
-            if prompted and prompt_seconds is None and not termios.tcgetattr(fd)[3] & termios.ICANON:
-                prompt_seconds = time.perf_counter() - start
-                os.write(fd, b"\x04")
-            if not ready and time.perf_counter() - start >= timeout:
-                os.kill(pid, 9)
-                break
-            if not ready:
-                continue
-            try:
-                chunk = os.read(fd, 65536)
-            except OSError:  # EIO: the child closed the terminal
-                break
-            if not chunk:
-                break
-            output += chunk
-            prompted = prompted or (b"leave" in output and output.rstrip(b" ").endswith(b">"))
-    finally:
-        _, status, usage = os.wait4(pid, 0)
-        seconds = time.perf_counter() - start
-        os.close(fd)
-    text = output.decode("utf-8", "replace")
-    code = os.waitstatus_to_exitcode(status)
-    if prompt_seconds is None and code == 0:
-        code, text = 1, text + "\n(no prompt seen)"
-    return Run(seconds, usage.ru_maxrss / 1024.0, code, text, text if code else ""), prompt_seconds
-
-
-for line in sys.stdin:
-    request = json.loads(line)
-    prompt = None
-    if request.get("pty"):
-        run, prompt = measure_pty(request["argv"])
-    else:
-        run = measure(request["argv"], stdin_path=request.get("stdin"))
-    print(json.dumps({"seconds": run.seconds, "rss_mb": run.rss_mb, "code": run.code, "stdout": run.stdout,
-                      "stderr": run.stderr, "prompt": prompt}), flush=True)
-"""
-
-
-class Spawner:
-    """The lean helper process: spawn(argv, stdin_path, pty) -> (Run, seconds to the shell's prompt or None)."""
-
-    def __init__(self):
-        self.process = subprocess.Popen([sys.executable, "-c", SPAWNER, str(Path(__file__).resolve().parent)],
-                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, encoding="utf-8")
-
-    def spawn(self, argv, stdin_path=None, pty=False):
-        self.process.stdin.write(json.dumps({"argv": [str(a) for a in argv], "pty": pty,
-                                             "stdin": str(stdin_path) if stdin_path else None}) + "\n")
-        self.process.stdin.flush()
-        reply = self.process.stdout.readline()
-        if not reply:
-            log("the spawner process ended")
+    for _, _, case in rotated([(case.key, case) for case in cases], repeats, f"{phase} ",
+                              skip=lambda _, case: len(case.runs) >= case.planned):
+        argv = case.argv(len(case.runs)) if callable(case.argv) else case.argv
+        run = case.runner(case, argv) if case.runner else measure_lean(argv, stdin_path=case.stdin)
+        check(run, case.key)
+        answer = case.parse(run.stdout) if case.parse else None
+        if case.runs and answer != case.runs[0][2] and not callable(case.argv):
+            log(f"{case.key}: the answer changed between runs: {case.runs[0][2]!r} then {answer!r}")
             sys.exit(1)
-        r = json.loads(reply)
-        return Run(r["seconds"], r["rss_mb"], r["code"], r["stdout"], r["stderr"]), r["prompt"]
-
-    def measure(self, argv, stdin_path=None):
-        return self.spawn(argv, stdin_path)[0]
-
-    def close(self):
-        self.process.stdin.close()
-        self.process.wait()
+        case.runs.append((run.seconds, run.rss_mb, answer))
+        if not case.stderr:
+            case.stderr = "\n".join(line for line in run.stderr.splitlines() if not line.startswith("time: "))
+        if run.seconds > slow_seconds:
+            case.planned = min(case.planned, max(len(case.runs), slow_repeats))
 
 
+# Every timed command is started by benchkit's lean Spawner: this script holds hundreds of MB once it has held a
+# million IDs or built the database, and Linux counts that in a child's peak RSS. The report measures the
+# spawner's own floor with /bin/true.
 SPAWN = None  # the Spawner, started first thing in main()
 
 
 def measure_lean(argv, stdin_path=None):
-    """bench/run.py's measure, run by the lean spawner (see SPAWNER)."""
+    """benchkit's measure, run by the lean spawner."""
     return SPAWN.measure(argv, stdin_path)
 
 
@@ -425,7 +340,7 @@ def pty_runner(case, argv):
     """The shell under a pseudo-terminal: its number is the time until it is ready for a keystroke (the first
     prompt printed after the banner's 'Ctrl-D to leave.' line, and the terminal out of canonical mode: line
     editing is on); then Ctrl-D is typed, and case.extra keeps the whole process's time."""
-    run, prompt = SPAWN.spawn(argv, pty=True)
+    run, prompt = SPAWN.measure_pty(argv)
     case.extra.append(run.seconds)
     if prompt is not None:
         run.seconds = prompt
@@ -482,13 +397,10 @@ def main():
                                           "runs of each timed command", more=more, seed=3)
     if count <= 0 or args.repeats <= 0 or args.slow_repeats <= 0:
         parser.error("--count and the repeats must be positive")
-    if shutil.which("sqlite3") is None:
-        log("sqlite3 is not installed (scripts/install-deps bench)")
-        sys.exit(1)
-    sqlite_version = subprocess.run(["sqlite3", "--version"], capture_output=True, text=True).stdout.split()[0]
+    require_programs("sqlite3")
     global SPAWN, FLOOR_MB
     SPAWN = Spawner()
-    FLOOR_MB = max(check(measure_lean(["/bin/true"]), "/bin/true").rss_mb for _ in range(3))
+    FLOOR_MB = SPAWN.floor_mb()
     phases = []  # (phase, seconds, note)
     wall_start = time.perf_counter()
 
@@ -507,43 +419,29 @@ def main():
     warnings = []
     try:
         generated = work / "generated.jsonl"
-        log(f"generating {count:,} documents (seed {args.seed})...")
-        run = check(measure_lean([str(bench), "generate", "--count", str(count), "--seed", str(args.seed), "--out",
-                             str(generated)]), "generate")
-        gen_info = last_json_line(run.stdout, "generate")
+        run, gen_info = generate(bench, count, args.seed, generated, measure=measure_lean)
         phase("generate", run.seconds, f"{gen_info.get('bytes', 0) / 1e9:.2f} GB of JSON Lines")
 
         # The documents' IDs (all present and distinct: then the generated file is what the store holds), the
         # middle one for `get`, a template for `put`.
         ids, middle = set(), None
-        with open(generated, "r", encoding="utf-8") as source:
-            for number, line in enumerate(source):
-                if not line.strip():
-                    continue
-                document = json.loads(line)
-                ids.add(document.get("_id"))
-                if number == count // 2:
-                    middle = document
+        for number, (_, document) in enumerate(json_lines(generated)):
+            ids.add(document.get("_id"))
+            if number == count // 2:
+                middle = document
         same_documents = None not in ids and len(ids) == count
 
         # 1. rawfs, then import, each once on a fresh folder.
         settle()
         log("rawfs (the raw file-system baseline)...")
         rawfs_dir = work / "rawfs"
-        raw = check(measure_lean([str(bench), "rawfs", "--input", str(generated), "--dir", str(rawfs_dir)]), "rawfs")
-        raw_info = last_json_line(raw.stdout, "rawfs")
-        if raw_info.get("docs") != count:
-            log(f"rawfs: expected {count} documents, got {raw_info}")
-            sys.exit(1)
+        raw, _ = rawfs(bench, generated, rawfs_dir, count, measure=measure_lean)
         phase("rawfs", raw.seconds, f"{count / raw.seconds:,.0f} docs/s")
         settle()
         log("archivist import...")
         store = work / "store"
-        imported = check(measure_lean([str(archivist), "--data", str(store), "import", str(generated)]), "archivist import")
-        summary = last_json_line(imported.stdout, "archivist import")
-        if summary.get("added") != count or summary.get("failed", 0) != 0:
-            log(f"archivist import: expected {count} added and none failed, got {summary}")
-            sys.exit(1)
+        imported = measure_lean([str(archivist), "--data", str(store), "import", str(generated)])
+        expect_imported(imported, count)
         phase("archivist import", imported.seconds, f"{count / imported.seconds:,.0f} docs/s")
         start = time.perf_counter()
         shutil.rmtree(rawfs_dir, ignore_errors=True)
@@ -567,17 +465,12 @@ def main():
         sql_phases = build_sqlite(peers_read, db)
         phase("sqlite3 build (Python sqlite3 module)", time.perf_counter() - start,
               ", ".join(f"{name} {seconds:.1f} s" for name, seconds in sql_phases.items()))
-        total = subprocess.run(["sqlite3", str(db), "SELECT count(*), count(DISTINCT id) FROM docs;"], check=True,
-                               capture_output=True, text=True).stdout.strip()
-        if total != f"{count}|{count}":
-            log(f"sqlite3: expected {count} distinct rows, found {total}")
-            sys.exit(1)
+        check_sqlite_rows(db, count)
         settle()
 
         # The small imports' files (another seed), 8,000 documents each.
         extra = work / "extra.jsonl"
-        check(measure_lean([str(bench), "generate", "--count", str(SMALL_IMPORT_DOCS * args.small_imports), "--seed",
-                            str(args.seed + 1000), "--out", str(extra)]), "generate (small imports)")
+        generate(bench, SMALL_IMPORT_DOCS * args.small_imports, args.seed + 1000, extra, measure=measure_lean)
         small_files = []
         with open(extra, "r", encoding="utf-8") as source:
             for n in range(args.small_imports):
@@ -839,9 +732,8 @@ def main():
     lines = [
         f"# Archivist at scale: {count:,} documents",
         "",
-        f"{datetime.datetime.now().astimezone().strftime('%Y-%m-%d %H:%M %Z')} · {platform.system()} {platform.machine()}, "
-        f"{os.cpu_count()} cores · source {source_state()} · seed {args.seed} · "
-        f"{gen_info.get('bytes', 0) / count:,.0f} bytes/doc as JSON Lines · SQLite {sqlite_version} (CLI) · "
+        f"{machine_stamp()} · source {source_state()} · seed {args.seed} · "
+        f"{gen_info.get('bytes', 0) / count:,.0f} bytes/doc as JSON Lines · SQLite {sqlite_version()} (CLI) · "
         f"load average {load_before[0]:.2f} before the timed queries, {load_after[0]:.2f} after · "
         f"whole processes, median of up to {args.repeats} (the runs column), sync before each, order rotating, warm page cache",
         "",
@@ -929,8 +821,8 @@ def main():
         + "; ".join(f"{key}: {plan}" for key, plan in plans.items()) + ".",
         "",
         f"Peak RSS is ru_maxrss from wait4(2). Linux counts in it the pages of the process that started the "
-        f"command, so every command is started by a small helper process (bench/run.py's `measure`, nothing else "
-        f"loaded): /bin/true started the same way reports {FLOOR_MB:.1f} MB, the floor of the column "
+        f"command, so every command is started by a small helper process (bench/benchkit.py's `measure`, nothing "
+        f"else loaded): /bin/true started the same way reports {FLOOR_MB:.1f} MB, the floor of the column "
         f"(\"≤ {FLOOR_MB:.0f} MB\": the command's own peak is at most that).",
         "",
         "Piped scripts: one `archivist --data DIR` process reads the queries on stdin (`.timer on` first); one "

@@ -44,7 +44,7 @@ with docs/s and MB/s (of the body) for each, archivist's rate as a share of (B) 
 Every number is the wall time of one child process (start to exit) with its peak RSS from wait4(2);
 a global sync(2) runs before each timed run; the fake server runs all along on the same machine, and
 its CPU time during each run is read from /proc and reported, as are each contestant's CPU time and
-context switches (getrusage of children). The load average is printed: on a shared machine, compare
+context switches (from its wait4). The load average is printed: on a shared machine, compare
 only numbers of one run.
 
 Prints a Markdown table (median and min-max), PASS/FAIL for invariants (not speed targets): every
@@ -67,7 +67,6 @@ import math
 import os
 import platform
 import re
-import resource
 import select
 import shutil
 import signal
@@ -78,11 +77,9 @@ import sys
 import time
 import urllib.parse
 import urllib.request
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from run import (binaries, check, fmt_rate, last_json_line, log, measure, parse_arguments, publish,  # noqa: E402
-                 settle, source_state, stats_of, table_row, work_folder)  # (bench/run.py's helpers)
+from benchkit import (binaries, check, cpu_seconds, fmt_rate, last_json_line, log, machine_stamp, measure,
+                      parse_arguments, publish, rotated, source_state, stats_of, table_row, work_folder)
 
 
 FIRST_DAY = "2015-01-01"
@@ -263,13 +260,10 @@ class FakeServer:
             sys.exit(1)
         self.base = line[len("listening on "):].rstrip("/")
         self.startup_seconds = time.perf_counter() - start
-        self.ticks = os.sysconf("SC_CLK_TCK")
 
     def cpu_seconds(self):
         """User + system CPU seconds the server has used so far."""
-        with open(f"/proc/{self.proc.pid}/stat", "rb") as handle:
-            fields = handle.read().rsplit(b")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / self.ticks  # utime, stime (fields 14 and 15)
+        return cpu_seconds(self.proc.pid)
 
     def get(self, begin, end, page):
         """(documents, hits) of one page, for working out archivist's plan."""
@@ -298,18 +292,6 @@ class FakeServer:
                 self.proc.kill()
                 self.proc.wait()
         self.stderr.close()
-
-
-def measure_cpu(argv):
-    """run.measure(argv), plus the child's CPU seconds (user, system) and context switches
-    (voluntary + involuntary), read as the change in getrusage(RUSAGE_CHILDREN) across the wait4."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    run = measure(argv)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    run.user = after.ru_utime - before.ru_utime
-    run.system = after.ru_stime - before.ru_stime
-    run.switches = (after.ru_nvcsw - before.ru_nvcsw) + (after.ru_nivcsw - before.ru_nivcsw)
-    return run
 
 
 def archivist_plan(server, begin, end):
@@ -350,6 +332,16 @@ def folder_bytes(folder):
     return total
 
 
+def archivist_count(archivist, folder):
+    """`archivist --data FOLDER count`, or -1 (said on stderr) when it printed no number."""
+    result = subprocess.run([str(archivist), "--data", str(folder), "count"], capture_output=True, text=True)
+    try:
+        return int(result.stdout.strip())
+    except ValueError:
+        log(f"archivist count: {result.stdout!r} {result.stderr[-1000:]!r}")
+        return -1
+
+
 def count_files(folder):
     return sum(len(filenames) for _, _, filenames in os.walk(folder))
 
@@ -366,8 +358,8 @@ def shown(values):
 
 
 class SavedEnvironment:
-    """Sets environment variables for the children (measure() takes no environment) and restores
-    the previous values on exit."""
+    """The values of some environment variables, which the children inherit, put back by restore()
+    or on leaving a `with` block."""
 
     def __init__(self, names):
         self.saved = {name: os.environ.get(name) for name in names}
@@ -376,12 +368,15 @@ class SavedEnvironment:
         return self
 
     def __exit__(self, *exception):
+        self.restore()
+        return False
+
+    def restore(self):
         for name, value in self.saved.items():
             if value is None:
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
-        return False
 
 
 def fmt_seconds(values):
@@ -398,12 +393,12 @@ def search_section(args, count, archivist, fake_nyt):
     work = work_folder("archivist-sbench-", args.workdir, count * (args.repeats * (2 * 9_000 + 3_000) + 9_000))
 
     server = None
-    saved_environment = {name: os.environ.get(name) for name in ("NYT_API_KEY", "NYT_API_BASE", "ARCHIVIST_PACE")}
+    saved_environment = SavedEnvironment(("NYT_API_KEY", "NYT_API_BASE", "ARCHIVIST_PACE"))
     try:
         log(f"starting fake-nyt with {count:,} documents (seed {args.seed})...")
         server = FakeServer(fake_nyt, count, args.seed, work / "fake-nyt.stderr")
         log(f"fake-nyt at {server.base} (ready after {server.startup_seconds:.2f} s)")
-        # Children (archivist and the peers) inherit these; measure() takes no environment.
+        # Children (archivist and the peers) inherit these.
         os.environ.update({"NYT_API_KEY": API_KEY, "NYT_API_BASE": server.base, "ARCHIVIST_PACE": "0"})
 
         first, last = datetime.date.fromisoformat(FIRST_DAY), datetime.date.fromisoformat(LAST_DAY)
@@ -432,29 +427,21 @@ def search_section(args, count, archivist, fake_nyt):
             return [str(archivist), "--data", str(folder), "--format", "jsonl", "search", "--all", "--from", FIRST_DAY,
                     "--to", LAST_DAY, "--fields", "_id", "--limit", "0", *extra]
 
-        def archivist_count(folder):
-            result = subprocess.run([str(archivist), "--data", str(folder), "count"], capture_output=True, text=True)
-            try:
-                return int(result.stdout.strip())
-            except ValueError:
-                log(f"archivist count: {result.stdout!r} {result.stderr[-1000:]!r}")
-                return -1
-
         def run_archivist(repeat):
             folder = work / f"archivist-{repeat}"
-            run = check(measure_cpu(search_argv(folder)), "archivist search")
+            run = check(measure(search_argv(folder)), "archivist search")
             summary = json.loads(run.stdout.strip().splitlines()[0])
             fetched["archivist"].append(summary.get("fetched"))
             sent = requests_sent(folder)
             requests["archivist"].append((sent, summary.get("pages")))
-            counted.append(archivist_count(folder))
+            counted.append(archivist_count(archivist, folder))
             sizes["archivist"] = folder_bytes(folder)
             return run
 
         def run_peer(mode):
             def runner(repeat):
                 folder = work / f"{mode}-{repeat}"
-                run = check(measure_cpu([sys.executable, "-c", PY_PEER, mode, server.base, FIRST_DAY, LAST_DAY, str(folder)]),
+                run = check(measure([sys.executable, "-c", PY_PEER, mode, server.base, FIRST_DAY, LAST_DAY, str(folder)]),
                             f"python peer ({mode})")
                 reported = last_json_line(run.stdout, f"python peer ({mode})")
                 got = reported.get("fetched")
@@ -498,9 +485,7 @@ def search_section(args, count, archivist, fake_nyt):
         run = check(measure(search_argv(refresh_folder, "--save", "s")), "archivist search --save")
         saved_summary = json.loads(run.stdout.strip().splitlines()[0])
         refresh_seconds, refresh_rss, refresh_requests, refresh_rows = [], [], [], []
-        for repeat in range(1, args.repeats + 1):
-            settle()
-            log(f"[{repeat}/{args.repeats}] refresh...")
+        for _ in rotated([("refresh", None)], args.repeats):
             before = requests_sent(refresh_folder)
             run = check(measure([str(archivist), "--data", str(refresh_folder), "--format", "jsonl", "refresh", "s"]),
                         "archivist refresh")
@@ -510,11 +495,7 @@ def search_section(args, count, archivist, fake_nyt):
             refresh_rss.append(run.rss_mb)
         load_after = os.getloadavg()
     finally:
-        for name, value in saved_environment.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+        saved_environment.restore()
         if server is not None:
             server.stop()
         shutil.rmtree(work, ignore_errors=True)
@@ -558,8 +539,7 @@ def search_section(args, count, archivist, fake_nyt):
     lines = [
         f"# Archivist search benchmark: fetching {count:,} documents from the fake Article Search API",
         "",
-        f"{datetime.datetime.now().astimezone().strftime('%Y-%m-%d %H:%M %Z')} · {platform.system()} {platform.machine()}, "
-        f"{os.cpu_count()} cores · source {source_state()} · {args.repeats} runs each, median and min – max · "
+        f"{machine_stamp()} · source {source_state()} · {args.repeats} runs each, median and min – max · "
         f"fake-nyt --docs {count:,} --seed {args.seed} --from {FIRST_DAY} --to {LAST_DAY} (ready in "
         f"{server.startup_seconds:.1f} s) · Python {platform.python_version()}, SQLite {sqlite3.sqlite_version} · "
         f"data in {work.parent} · load average {load_before[0]:.2f} before, {load_after[0]:.2f} after",
@@ -599,7 +579,7 @@ def search_section(args, count, archivist, fake_nyt):
         f"request(s) whose page 0 is not used); the peers halve the range instead ({peer_splits} probes). Requests: "
         f"`requests_per_day` of api-usage.json summed; the peers count their own. Whole-process wall time, peak RSS "
         f"from wait4(2), global sync before each run, order rotating. CPU and context switches: the child's user and "
-        f"system seconds and voluntary + involuntary switches (getrusage of children across its wait4), medians; "
+        f"system seconds and voluntary + involuntary switches (the rusage of its wait4), medians; "
         f"they vary less than wall time on a shared machine. archivist's HTTP goes through URLSession "
         f"(FoundationNetworking: libcurl driven from libdispatch threads), which hands each request between threads "
         f"many times: its switch count is the one to watch when its wall time swings with the machine's load. Creating "
@@ -614,24 +594,19 @@ def search_section(args, count, archivist, fake_nyt):
 
 
 def peak_rss_of_time(stderr, fallback_mb):
-    """The peak RSS in MB (KiB / 1024, as run.measure) that `/usr/bin/time -v` wrote at the end of
+    """The peak RSS in MB (KiB / 1024, as benchkit's measure) that `/usr/bin/time -v` wrote at the end of
     stderr, or fallback_mb (wait4's) when it wrote none."""
     found = re.findall(r"Maximum resident set size \(kbytes\): (\d+)", stderr)
     return int(found[-1]) / 1024.0 if found else fallback_mb
 
 
 def rotated_runs(runners, repeats, server, label=""):
-    """Runs each of `runners` (name, runner) `repeats` times, each after settle(), the order
-    rotating every round so that drift on a shared machine favours no contestant; yields each
-    (name, run, seconds of server CPU it took)."""
-    for repeat in range(1, repeats + 1):
-        shift = (repeat - 1) % len(runners)
-        for name, runner in runners[shift:] + runners[:shift]:
-            settle()
-            log(f"[{repeat}/{repeats}] {label}{name}...")
-            cpu_before = server.cpu_seconds()
-            run = runner(repeat)
-            yield name, run, server.cpu_seconds() - cpu_before
+    """Runs each of `runners` (name, runner) `repeats` times in benchkit's rotating order; yields
+    each (name, run, seconds of server CPU it took)."""
+    for repeat, name, runner in rotated(runners, repeats, label):
+        cpu_before = server.cpu_seconds()
+        run = runner(repeat)
+        yield name, run, server.cpu_seconds() - cpu_before
 
 
 def archive_summary(stdout):
@@ -678,32 +653,24 @@ def archive_section(args, docs, archivist, fake_nyt):
             summaries, counted, file_sync, peer_phases = [], [], [], []
             sizes = {}
 
-            def archivist_count(folder):
-                result = subprocess.run([str(archivist), "--data", str(folder), "count"], capture_output=True, text=True)
-                try:
-                    return int(result.stdout.strip())
-                except ValueError:
-                    log(f"archivist count: {result.stdout!r} {result.stderr[-1000:]!r}")
-                    return -1
-
             def run_archivist(repeat):
                 folder = work / f"archivist-{repeat}"
                 argv = [str(archivist), "--data", str(folder), "--format", "jsonl", "archive", month_name, "--pace", "0"]
-                run = check(measure_cpu(([TIME_BINARY, "-v"] if use_time else []) + argv), "archivist archive")
+                run = check(measure(([TIME_BINARY, "-v"] if use_time else []) + argv), "archivist archive")
                 run.rss_mb = peak_rss_of_time(run.stderr, run.rss_mb)
                 summary = archive_summary(run.stdout)
                 if not summary:
                     log(f"archivist archive: no summary line in its output:\n{run.stdout[-2000:]}")
                 summaries.append(summary)
                 got["archivist"].append(summary.get("added"))
-                counted.append(archivist_count(folder))
+                counted.append(archivist_count(archivist, folder))
                 sizes["archivist"] = folder_bytes(folder)
                 return run
 
             def run_peer(mode):
                 def runner(repeat):
                     folder = work / f"{mode}-{repeat}"
-                    run = check(measure_cpu([sys.executable, "-c", PY_ARCHIVE_PEER, mode, server.base, str(ARCHIVE_YEAR),
+                    run = check(measure([sys.executable, "-c", PY_ARCHIVE_PEER, mode, server.base, str(ARCHIVE_YEAR),
                                              str(ARCHIVE_MONTH), str(folder)]), f"python archive peer ({mode})")
                     reported = last_json_line(run.stdout, f"python archive peer ({mode})")
                     stored = reported.get("docs") if reported.get("distinct") == reported.get("docs") else -1

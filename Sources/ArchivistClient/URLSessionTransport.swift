@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -75,16 +76,20 @@ public final class URLSessionTransport: HTTPTransport {
 /// A request on its way through the library: the body so far and the continuation its completion
 /// resumes. Retained for the library as the context and released by the completion.
 ///
-/// `@unchecked Sendable`: the library calls `append` and then `finish` one at a time, in order
-/// (its delegate queue is serial); the lock makes that safe regardless.
-private final class PendingRequest: @unchecked Sendable {
+/// The library calls `append` and then `finish` one at a time, in order (its delegate queue is
+/// serial); the body is behind a mutex all the same.
+private final class PendingRequest: Sendable {
+    /// The body so far, and whether it went past the limit.
+    private struct Body {
+        var bytes: [UInt8] = []
+        var tooLarge = false
+    }
+
     let continuation: CheckedContinuation<Result<HTTPResponse, TransportFailure>, Never>
     let onProgress: @Sendable (Int, Int?) -> Void
-    private let lock = NSLock()
     /// The largest body accepted.
     let limit: Int
-    private var body: [UInt8] = []
-    private var tooLarge = false
+    private let body = Mutex(Body())
 
     init(
         _ continuation: CheckedContinuation<Result<HTTPResponse, TransportFailure>, Never>, limit: Int,
@@ -98,30 +103,29 @@ private final class PendingRequest: @unchecked Sendable {
     /// Adds a piece of the body; false (stop the transfer) past `limit`.
     func append(_ bytes: UnsafePointer<UInt8>?, count: Int, expected: Int64) -> Bool {
         let announced = expected >= 0 ? Int(clamping: expected) : nil
-        let received: Int
-        lock.lock()
-        if body.count + count > limit {
-            tooLarge = true
-            lock.unlock()
-            return false
+        let received = body.withLock { body -> Int? in
+            if body.bytes.count + count > limit {
+                body.tooLarge = true
+                return nil
+            }
+            if body.bytes.isEmpty, let announced, announced <= limit {
+                body.bytes.reserveCapacity(announced)  // one allocation for the whole body when its length is known
+            }
+            if let bytes, count > 0 { body.bytes.append(contentsOf: UnsafeBufferPointer(start: bytes, count: count)) }
+            return body.bytes.count
         }
-        if body.isEmpty, let announced, announced <= limit {
-            body.reserveCapacity(announced)  // one allocation for the whole body when its length is known
-        }
-        if let bytes, count > 0 { body.append(contentsOf: UnsafeBufferPointer(start: bytes, count: count)) }
-        received = body.count
-        lock.unlock()
+        guard let received else { return false }
         onProgress(received, announced)
         return true
     }
 
     /// Resumes the waiting request with the answer or the failure.
     func finish(status: Int32, text: UnsafePointer<CChar>?) {
-        lock.lock()
-        let bytes = body
-        body = []
-        let overflowed = tooLarge
-        lock.unlock()
+        let (bytes, overflowed) = body.withLock { body -> ([UInt8], Bool) in
+            let bytes = body.bytes
+            body.bytes = []
+            return (bytes, body.tooLarge)
+        }
         if overflowed {
             continuation.resume(
                 returning: .failure(.other("the body is larger than \(limit) bytes, the most accepted")))

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -97,8 +98,8 @@ private let transfers = Transfers()
 
 /// The session's delegate: passes each task's body pieces and end to its caller.
 ///
-/// `@unchecked Sendable`: its table is guarded by a lock; the delegate queue is serial.
-private final class Transfers: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+/// Its table is behind a mutex; the delegate queue is serial besides.
+private final class Transfers: NSObject, URLSessionDataDelegate, Sendable {
     /// A transfer: its caller, and what is known of the answer so far.
     struct Transfer {
         var reply: Reply
@@ -107,28 +108,24 @@ private final class Transfers: NSObject, URLSessionDataDelegate, @unchecked Send
         var stopped = false
     }
 
-    private let lock = NSLock()
-    private var table: [Int: Transfer] = [:]
+    /// The transfers in flight, by task identifier.
+    private let table = Mutex<[Int: Transfer]>([:])
 
     func add(_ identifier: Int, _ reply: Reply) {
-        lock.lock()
-        table[identifier] = Transfer(reply: reply)
-        lock.unlock()
+        table.withLock { $0[identifier] = Transfer(reply: reply) }
     }
 
-    private func with<T>(_ identifier: Int, _ body: (inout Transfer) -> T) -> T? {
-        lock.lock()
-        defer { lock.unlock() }
-        guard var transfer = table[identifier] else { return nil }
-        let result = body(&transfer)
-        table[identifier] = transfer
-        return result
+    private func with<T: Sendable>(_ identifier: Int, _ body: (inout Transfer) -> T) -> T? {
+        table.withLock { table -> T? in
+            guard var transfer = table[identifier] else { return nil }
+            let result = body(&transfer)
+            table[identifier] = transfer
+            return result
+        }
     }
 
     private func remove(_ identifier: Int) -> Transfer? {
-        lock.lock()
-        defer { lock.unlock() }
-        return table.removeValue(forKey: identifier)
+        table.withLock { $0.removeValue(forKey: identifier) }
     }
 
     /// The `Content-Length` a task's answer announced, or -1.

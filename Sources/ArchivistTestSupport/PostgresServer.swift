@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
 @preconcurrency import Glibc
@@ -10,15 +11,15 @@ import Foundation
 ///
 /// The `postgres` role connects without a password; other roles use SCRAM passwords
 /// (`pg_hba.conf`: `local all postgres trust`, `local all all scram-sha-256`).
-public final class PostgresServer: @unchecked Sendable {
+public final class PostgresServer: Sendable {
     /// The cluster's folder (`data/`, the socket, the log).
     public let root: String
     /// The socket's folder (libpq's `host`).
     public var socketFolder: String { root }
     /// The server's binaries (`/usr/lib/postgresql/15/bin`).
     public let binaries: String
-    private let lock = NSLock()
-    private var databases = 0
+    /// How many databases `makeDatabase()` has made.
+    private let databases = Mutex(0)
 
     /// The folder of the newest installed server's binaries, or nil when there is none (the tests
     /// that need a server are then skipped with a message).
@@ -111,7 +112,7 @@ public final class PostgresServer: @unchecked Sendable {
 
     /// Makes a new empty database (`test_N`) and returns its name.
     public func makeDatabase() throws -> String {
-        let name = lock.withLock { () -> String in
+        let name = databases.withLock { databases -> String in
             databases += 1
             return "test_\(databases)"
         }

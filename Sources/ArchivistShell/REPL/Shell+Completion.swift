@@ -8,17 +8,11 @@ extension Shell {
     public func completions(for text: String) -> [String] {
         let words = text.split(separator: " ", omittingEmptySubsequences: false).map(String.init)
         guard words.count > 1 else {
-            return commands.names + Array(Shell.leavingWords).sorted() + [".mode", ".timer", ".pager", ".open", ".quit", ".exit", ".help"]
+            return commands.names + DotCommand.completionNames
         }
         let current = words.last ?? ""
-        // The shell's own: .mode's formats, .timer's and .pager's on and off.
-        if words.count == 2 {
-            switch words[0] {
-            case ".mode": return OutputFormat.allCases.map(\.rawValue)
-            case ".timer", ".pager": return ["on", "off"]
-            default: break
-            }
-        }
+        // The shell's own: the words its argument takes (.mode's formats, .timer's on and off).
+        if let dotCommand = DotCommand.named(words[0]) { return words.count == 2 ? dotCommand.arguments.completions : [] }
         guard let command = commands.command(named: words[0]) else { return [] }
         if current.hasPrefix("-") { return command.options.map(\.name) }
         if command.name == "help" { return commands.names }

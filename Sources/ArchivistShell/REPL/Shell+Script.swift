@@ -60,9 +60,6 @@ extension Shell {
         return failed ? ExitStatus.failure : ExitStatus.success
     }
 
-    /// The commands that leave the shell besides `.quit` and `.exit`.
-    static let leavingWords: Set<String> = ["quit", "exit"]
-
     /// What `runLine` returns for `.quit`.
     static let quitStatus: Int32 = -1
 
@@ -70,9 +67,10 @@ extension Shell {
     func runLine(_ words: [ShellWord]) -> Int32 {
         let name = words[0].text
         let arguments = Array(words.dropFirst())
-        if name.hasPrefix(".") { return runDotCommand(name, arguments.map(\.text)) }
-        // psql's and mongosh's words for leaving, as `.quit` and `.exit` are sqlite3's.
-        if Self.leavingWords.contains(name), arguments.isEmpty { return Self.quitStatus }
+        // A dot-command, or an alias of one without the dot (`quit`) alone on its line.
+        if name.hasPrefix(".") || (arguments.isEmpty && DotCommand.named(name) != nil) {
+            return runDotCommand(name, arguments.map(\.text))
+        }
         let start = Date()
         let status = execute(command: name, words: arguments)
         if showsTimer {
