@@ -13,10 +13,10 @@ import Testing
 /// consistent: `check` passes and every stored document is a complete version of a source document.
 @Suite("archivist import killed at any moment", .serialized)
 struct CrashTests {
-    let sandbox: Sandbox
+    let sandbox: TemporaryFolder
 
     init() throws {
-        sandbox = try Sandbox()
+        sandbox = try TemporaryFolder()
     }
 
     static let total = 2200
@@ -205,10 +205,10 @@ enum Moment: CustomStringConvertible {
 /// A flush (the segment written by `compact`) killed with SIGKILL at any moment.
 @Suite("archivist compact killed while it writes a segment", .serialized)
 struct MergeCrashTests {
-    let sandbox: Sandbox
+    let sandbox: TemporaryFolder
 
     init() throws {
-        sandbox = try Sandbox()
+        sandbox = try TemporaryFolder()
     }
 
     @Test("a compact killed with SIGKILL, during its rewrite of the index or its segment, loses nothing")
@@ -263,10 +263,10 @@ struct MergeCrashTests {
 /// merges after almost every one.
 @Suite("archivist killed while it flushes or merges segments", .serialized)
 struct SegmentCrashTests {
-    let sandbox: Sandbox
+    let sandbox: TemporaryFolder
 
     init() throws {
-        sandbox = try Sandbox()
+        sandbox = try TemporaryFolder()
     }
 
     /// Small segments: a flush after every import of 10 (5 changes outside an import, 40 in

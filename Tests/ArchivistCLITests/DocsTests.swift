@@ -1,5 +1,6 @@
 import ArchivistClient
 import ArchivistStore
+import ArchivistTestSupport
 import Foundation
 import Testing
 
@@ -13,10 +14,10 @@ import Testing
 /// are not checked.
 @Suite("the docs agree with archivist help")
 struct DocsTests {
-    let sandbox: Sandbox
+    let sandbox: TemporaryFolder
 
     init() throws {
-        sandbox = try Sandbox()
+        sandbox = try TemporaryFolder()
     }
 
     @Test("the commands table of docs/USAGE.md is the list archivist help prints, with each command's usage")
@@ -129,7 +130,7 @@ struct HelpFacts {
     var globalOptions: [String: Bool] = ["--help": false]
 
     /// Runs `archivist help` and `archivist help COMMAND` for every command it lists.
-    init(sandbox: Sandbox) throws {
+    init(sandbox: TemporaryFolder) throws {
         let overview = try sandbox.run(["help"])
         try #require(overview.status == 0, "archivist help failed: \(overview)")
         for line in Self.section("commands:", of: overview.stdoutText) {

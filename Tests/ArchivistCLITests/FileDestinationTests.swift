@@ -1,4 +1,5 @@
 import ArchivistStore
+import ArchivistTestSupport
 import Foundation
 import Synchronization
 import Testing
@@ -15,10 +16,10 @@ import Testing
 /// temporary folder (a device node needs root: `mknod`).
 @Suite("output destinations: devices, FIFOs, sockets and links are written through, never replaced")
 struct FileDestinationTests {
-    let sandbox: Sandbox
+    let sandbox: TemporaryFolder
 
     init() throws {
-        sandbox = try Sandbox()
+        sandbox = try TemporaryFolder()
         for (id, n) in [("a", 1), ("b", 2), ("c", 3)] {
             let put = try sandbox.run(["put", id, #"{"n": \#(n)}"#])
             try #require(put.status == 0, "\(put)")

@@ -1,3 +1,4 @@
+import ArchivistTestSupport
 import CEditLine
 import Foundation
 import Testing
@@ -12,7 +13,7 @@ import Testing
 @Suite("history duplicates", .serialized)
 struct HistoryTests {
     @Test func repeatedCommandsAreKeptOnceAtTheirLatestUse() throws {
-        let sandbox = try Sandbox()
+        let sandbox = try TemporaryFolder()
         defer { sandbox.remove() }
         let path = sandbox.root + "/state/history"
         do {
@@ -33,7 +34,7 @@ struct HistoryTests {
 
     @Test("opening the line reader leaves Ctrl-C alone: it catches it only while a line is typed")
     func openingTheReaderLeavesCtrlCAlone() throws {
-        let sandbox = try Sandbox()
+        let sandbox = try TemporaryFolder()
         defer { sandbox.remove() }
         func currentHandler() -> UInt {
             var action = sigaction()
@@ -49,7 +50,7 @@ struct HistoryTests {
     }
 
     @Test func historyIsCappedToTheNewestEntries() throws {
-        let sandbox = try Sandbox()
+        let sandbox = try TemporaryFolder()
         defer { sandbox.remove() }
         let reader = EditLineReader(historyPath: sandbox.root + "/history", historySize: 3)
         for number in 1...5 { reader.addToHistory("get \(number)") }
@@ -83,7 +84,7 @@ struct HistoryTests {
 
     @Test("a history written by libedit itself reads back the same")
     func libeditsFilesAreRead() throws {
-        let sandbox = try Sandbox()
+        let sandbox = try TemporaryFolder()
         defer { sandbox.remove() }
         let path = sandbox.root + "/libedit-history"
         let list = try #require(archivist_history_init(100))
@@ -108,7 +109,7 @@ struct HistoryTests {
 
     @Test("a history path that is a FIFO, a folder, too large or not a history file is neither read nor written over")
     func aHostileHistoryPathIsLeftAlone() throws {
-        let sandbox = try Sandbox()
+        let sandbox = try TemporaryFolder()
         defer { sandbox.remove() }
         let fifo = sandbox.root + "/fifo"
         #expect(mkfifo(fifo, 0o600) == 0)
@@ -141,7 +142,7 @@ struct HistoryTests {
         }
         #expect(entries.count == 5 && entries[0].unicodeScalars.filter { $0 == "\\" }.count > 20)
         #expect(HistoryFile.decode(HistoryFile.encode(entries)) == entries)
-        let sandbox = try Sandbox()
+        let sandbox = try TemporaryFolder()
         defer { sandbox.remove() }
         let copy = sandbox.root + "/history"
         try FileManager.default.copyItem(atPath: path, toPath: copy)
@@ -153,7 +154,7 @@ struct HistoryTests {
     }
 
     @Test func theFileIsReplacedWholeWithMode0600() throws {
-        let sandbox = try Sandbox()
+        let sandbox = try TemporaryFolder()
         defer { sandbox.remove() }
         let path = sandbox.root + "/state/history"
         #expect(HistoryFile.save(["one", "two"], to: path))

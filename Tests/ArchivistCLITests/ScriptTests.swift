@@ -1,5 +1,6 @@
 import ArchivistClient
 import ArchivistStore
+import ArchivistTestSupport
 import Foundation
 import Testing
 
@@ -117,10 +118,10 @@ import Testing
 /// Scripts piped into `archivist` with no command.
 @Suite("archivist reading a script on standard input")
 struct ScriptTests {
-    let sandbox: Sandbox
+    let sandbox: TemporaryFolder
 
     init() throws {
-        sandbox = try Sandbox()
+        sandbox = try TemporaryFolder()
     }
 
     func script(_ text: String, _ options: [String] = []) throws -> CLIResult {
@@ -400,7 +401,7 @@ struct ScriptTests {
 @Suite("completion of document IDs")
 struct DocumentIDCompletionTests {
     @Test func anyIDCanBeCompletedHoweverManyThereAre() throws {
-        let sandbox = try Sandbox()
+        let sandbox = try TemporaryFolder()
         defer { sandbox.remove() }
         let store = try DocumentStore(folder: sandbox.data, schema: .nyt)
         let documents: [JSONValue] = (0...10_000).map { .object([JSONMember(key: "_id", value: .string(String(format: "id%05d", $0)))]) }
@@ -413,7 +414,7 @@ struct DocumentIDCompletionTests {
     }
 
     @Test func theShellsOwnCommandsCompleteTheirWordsAndTheWordsForLeaving() throws {
-        let sandbox = try Sandbox()
+        let sandbox = try TemporaryFolder()
         defer { sandbox.remove() }
         let shell = Shell(dataFolder: sandbox.data, output: TextSink(), errors: TextSink())
         #expect(shell.completions(for: ".mode ") == ["table", "json", "jsonl", "csv"])

@@ -173,10 +173,10 @@ extension Result where Failure == ClientError {
 }
 
 @Suite struct ArchiverTests {
-    let folder: ScratchFolder
+    let folder: TemporaryFolder
 
     init() throws {
-        folder = try ScratchFolder()
+        folder = try TemporaryFolder()
     }
 
     static let january = ArchiveMonth("2019-01")!
@@ -394,7 +394,7 @@ extension Result where Failure == ClientError {
 
 @Suite struct ArchiveRecordsTests {
     @Test func recordsRoundTripAndAFailureDoesNotReplaceACompleteMonth() throws {
-        let folder = try ScratchFolder()
+        let folder = try TemporaryFolder()
         defer { folder.remove() }
         let records = ArchiveRecords(store: try folder.store())
         let month = try #require(ArchiveMonth("1978-09"))
@@ -419,7 +419,7 @@ extension Result where Failure == ClientError {
         #"{"months": {"2019-01": {"status": "complete", "at": "2026-01-01T00:00:00.000Z", "stored": -1}}}"#,
     ])
     func anUnreadableFileIsAnErrorNamingItAndIsNotReplaced(contents text: String) throws {
-        let folder = try ScratchFolder()
+        let folder = try TemporaryFolder()
         defer { folder.remove() }
         let store = try folder.store()
         let path = store.sideFilePath(named: ClientFiles.archive)

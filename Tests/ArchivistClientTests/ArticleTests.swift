@@ -5,11 +5,6 @@ import Testing
 
 @testable import ArchivistClient
 
-/// Parses a JSON text written in a test.
-func json(_ text: String) throws -> JSONValue {
-    try JSONParser.parse(text)
-}
-
 /// An article read from a document written in a test.
 func article(_ text: String) throws -> Article {
     try Article(document: json(text), path: "response.docs[0]")

@@ -100,7 +100,7 @@ struct HarvestRun {
     let events: [HarvestEvent]
 
     init(
-        _ corpus: [JSONValue], _ request: SearchRequest, limit: PageLimit, in folder: ScratchFolder,
+        _ corpus: [JSONValue], _ request: SearchRequest, limit: PageLimit, in folder: TemporaryFolder,
         intercept: @escaping @Sendable (_ request: CorpusTransport.Request, _ call: Int) -> HTTPResponse? = { _, _ in nil }
     ) async throws {
         store = try folder.store()
@@ -142,7 +142,7 @@ struct HarvestRun {
     // MARK: Pages
 
     @Test func threePagesFetchThreePagesAndUpsertThirty() async throws {
-        let folder = try ScratchFolder()
+        let folder = try TemporaryFolder()
         defer { folder.remove() }
         let corpus = ArticleGenerator.corpus(count: 100, seed: 11, from: "2020-01-01", to: "2020-12-31")
         let run = try await HarvestRun(corpus, HarvesterTests.range("2020-01-01", "2020-12-31"), limit: .pages(3), in: folder)
@@ -166,7 +166,7 @@ struct HarvestRun {
     }
 
     @Test func idsTheStoreTellsApartAreCountedApart() async throws {
-        let folder = try ScratchFolder()
+        let folder = try TemporaryFolder()
         defer { folder.remove() }
         // Canonically equivalent spellings: equal as Swift strings, two documents in the store.
         let corpus: [JSONValue] = ["caf\u{e9}", "cafe\u{301}"].map { id in
@@ -184,7 +184,7 @@ struct HarvestRun {
 
     @Test(arguments: [(25, 3), (20, 2), (10, 1), (3, 1), (0, 1)])
     func pagesStopWhenTheHitsRunOut(hits: Int, requests: Int) async throws {
-        let folder = try ScratchFolder()
+        let folder = try TemporaryFolder()
         defer { folder.remove() }
         let corpus = ArticleGenerator.corpus(count: hits, seed: 12, from: "2021-01-01", to: "2021-01-31")
         let run = try await HarvestRun(corpus, HarvesterTests.range("2021-01-01", "2021-01-31"), limit: .pages(10), in: folder)
@@ -196,7 +196,7 @@ struct HarvestRun {
     }
 
     @Test func anEmptyPageStopsTheRunEvenWhenTheHitsSayMore() async throws {
-        let folder = try ScratchFolder()
+        let folder = try TemporaryFolder()
         defer { folder.remove() }
         let corpus = ArticleGenerator.corpus(count: 20, seed: 13, from: "2021-01-01", to: "2021-01-31")
         // The API claims 500 hits but page 1 comes back empty.
@@ -213,7 +213,7 @@ struct HarvestRun {
     }
 
     @Test func runningAgainCountsUnchangedDocuments() async throws {
-        let folder = try ScratchFolder()
+        let folder = try TemporaryFolder()
         defer { folder.remove() }
         let store = try folder.store()
         let corpus = ArticleGenerator.corpus(count: 15, seed: 14, from: "2022-05-01", to: "2022-05-31")
@@ -230,7 +230,7 @@ struct HarvestRun {
     // MARK: All
 
     @Test func allSplitsARangeOfMoreThan1000HitsAndFetchesEveryDocumentOnce() async throws {
-        let folder = try ScratchFolder()
+        let folder = try TemporaryFolder()
         defer { folder.remove() }
         // 1,000 over the year and 1,500 more in 20 days of March: one part needs a second split.
         let corpus =
@@ -269,7 +269,7 @@ struct HarvestRun {
     }
 
     @Test func allWithNewestFirstFetchesThePartsNewestFirst() async throws {
-        let folder = try ScratchFolder()
+        let folder = try TemporaryFolder()
         defer { folder.remove() }
         let corpus = smallCorpus(count: 1_200, prefix: "2019", from: "2019-01-01", to: "2019-12-31")
         let run = try await HarvestRun(corpus, HarvesterTests.range("2019-01-01", "2019-12-31", sort: .newest), limit: .all, in: folder)
@@ -282,7 +282,7 @@ struct HarvestRun {
     }
 
     @Test func allWithFewHitsNeedsNoSplitting() async throws {
-        let folder = try ScratchFolder()
+        let folder = try TemporaryFolder()
         defer { folder.remove() }
         let corpus = ArticleGenerator.corpus(count: 35, seed: 24, from: "2018-01-01", to: "2018-01-31")
         let run = try await HarvestRun(corpus, HarvesterTests.range("2018-01-01", "2018-01-31"), limit: .all, in: folder)
@@ -301,7 +301,7 @@ struct HarvestRun {
     }
 
     @Test func dayWithMoreThan1000HitsIsReportedAndItsFirst1000Fetched() async throws {
-        let folder = try ScratchFolder()
+        let folder = try TemporaryFolder()
         defer { folder.remove() }
         let crowded = smallCorpus(count: 1_050, prefix: "crowded", from: "2021-05-05", to: "2021-05-05")
         let others =
@@ -324,7 +324,7 @@ struct HarvestRun {
     // MARK: Failures
 
     @Test func errorOnPage2KeepsPages0And1() async throws {
-        let folder = try ScratchFolder()
+        let folder = try TemporaryFolder()
         defer { folder.remove() }
         let corpus = ArticleGenerator.corpus(count: 60, seed: 41, from: "2020-01-01", to: "2020-01-31")
         let request = HarvesterTests.range("2020-01-01", "2020-01-31")
@@ -347,7 +347,7 @@ struct HarvestRun {
     }
 
     @Test func errorOnPage2OfAnAllRunKeepsWhatCameBefore() async throws {
-        let folder = try ScratchFolder()
+        let folder = try TemporaryFolder()
         defer { folder.remove() }
         let corpus = ArticleGenerator.corpus(count: 60, seed: 42, from: "2020-01-01", to: "2020-01-31")
         let run = try await HarvestRun(corpus, HarvesterTests.range("2020-01-01", "2020-01-31"), limit: .all, in: folder) { request, _ in
@@ -363,7 +363,7 @@ struct HarvestRun {
     }
 
     @Test func pageWithADocumentWithoutAnIDStoresNothingFromThatPage() async throws {
-        let folder = try ScratchFolder()
+        let folder = try TemporaryFolder()
         defer { folder.remove() }
         let corpus = ArticleGenerator.corpus(count: 30, seed: 43, from: "2020-02-01", to: "2020-02-29")
         let run = try await HarvestRun(corpus, HarvesterTests.range("2020-02-01", "2020-02-29"), limit: .pages(3), in: folder) {
@@ -383,7 +383,7 @@ struct HarvestRun {
     }
 
     @Test func cancellationStopsBetweenPagesAndKeepsWhatArrived() async throws {
-        let folder = try ScratchFolder()
+        let folder = try TemporaryFolder()
         defer { folder.remove() }
         let store = try folder.store()
         let corpus = ArticleGenerator.corpus(count: 50, seed: 44, from: "2020-03-01", to: "2020-03-31")
@@ -396,7 +396,7 @@ struct HarvestRun {
     }
 
     @Test func invalidRequestSendsNothing() async throws {
-        let folder = try ScratchFolder()
+        let folder = try TemporaryFolder()
         defer { folder.remove() }
         let run = try await HarvestRun([], HarvesterTests.range("2020-03-02", "2020-03-01"), limit: .all, in: folder)
         #expect(run.error == .invalidRequest(parameter: "--to", reason: "2020-03-01 is before --from 2020-03-02"))

@@ -1,4 +1,5 @@
 import ArchivistStore
+import ArchivistTestSupport
 import Foundation
 import Testing
 
@@ -10,78 +11,6 @@ import Glibc
 import Darwin
 #endif
 
-/// A fresh folder made by mkdtemp(3) under the system temp folder. Call `remove()` when done.
-struct ScratchFolder {
-    struct CannotCreate: Error {}
-
-    let path: String
-
-    init() throws {
-        var parent = FileManager.default.temporaryDirectory.path
-        while parent.count > 1 && parent.hasSuffix("/") { parent.removeLast() }
-        var template = Array((parent + "/archivist-client-tests-XXXXXX").utf8CString)
-        let made = template.withUnsafeMutableBufferPointer { buffer -> Bool in
-            guard let start = buffer.baseAddress else { return false }
-            return mkdtemp(start) != nil
-        }
-        guard made else { throw CannotCreate() }
-        path = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
-
-    /// The data folder inside it (created by the store).
-    var data: String { path + "/data" }
-
-    /// A store in the data folder.
-    func store() throws -> DocumentStore {
-        try DocumentStore(folder: data, schema: .nyt)
-    }
-
-    func remove() {
-        try? FileManager.default.removeItem(atPath: path)
-    }
-}
-
-/// The bytes of a file, or nil when it cannot be read.
-func fileBytes(_ path: String) -> [UInt8]? {
-    FileManager.default.contents(atPath: path).map { [UInt8]($0) }
-}
-
-/// Writes `text` to `path`.
-func writeFile(_ path: String, _ text: String) throws {
-    try Data(text.utf8).write(to: URL(fileURLWithPath: path))
-}
-
-/// Writes `contents` as the side file `name` of a store in a fresh folder, runs `body` with the
-/// store and the file's path, then expects the file to be unchanged.
-func withSideFile(_ name: String, contents: String, _ body: (DocumentStore, String) throws -> Void) throws {
-    let folder = try ScratchFolder()
-    defer { folder.remove() }
-    let store = try folder.store()
-    let path = store.sideFilePath(named: name)
-    try writeFile(path, contents)
-    let before = try #require(fileBytes(path))
-    try body(store, path)
-    #expect(fileBytes(path) == before)
-}
-
-/// The storage error `body` fails with, whose message must start with `path`; an issue naming
-/// `operation` is recorded (and nil returned) when it does not fail, or fails otherwise.
-@discardableResult
-func expectStorageError(naming path: String, _ operation: String, _ body: () throws -> Void) -> StoreError? {
-    do {
-        try body()
-        Issue.record("\(operation): expected an error")
-    } catch {
-        guard let error = error as? ClientError, case .storage(let storeError) = error else {
-            Issue.record("\(operation): expected .storage, got \(error)")
-            return nil
-        }
-        #expect(error.errorDescription?.hasPrefix(path + ": ") == true, "\(operation): \(error.errorDescription ?? "")")
-        return storeError
-    }
-    return nil
-}
-
 @Suite struct StoreRequestLedgerTests {
     static let start = utc(2026, 11, 29, 22, 10)
 
@@ -91,7 +20,7 @@ func expectStorageError(naming path: String, _ operation: String, _ body: () thr
     }
 
     @Test func countsRequestsPerUTCDay() throws {
-        let folder = try ScratchFolder()
+        let folder = try TemporaryFolder()
         defer { folder.remove() }
         let ledger = StoreRequestLedger(store: try folder.store())
         #expect(try StoreRequestLedgerTests.counts(ledger) == [])
@@ -106,7 +35,7 @@ func expectStorageError(naming path: String, _ operation: String, _ body: () thr
     }
 
     @Test func asksToWaitWithinThePaceAndChangesNothing() throws {
-        let folder = try ScratchFolder()
+        let folder = try TemporaryFolder()
         defer { folder.remove() }
         let store = try folder.store()
         let ledger = StoreRequestLedger(store: store)
@@ -122,7 +51,7 @@ func expectStorageError(naming path: String, _ operation: String, _ body: () thr
     }
 
     @Test func ledgersOfTwoStoresOnOneFolderShareThePaceAndTheCounts() throws {
-        let folder = try ScratchFolder()
+        let folder = try TemporaryFolder()
         defer { folder.remove() }
         let first = StoreRequestLedger(store: try folder.store())
         let second = StoreRequestLedger(store: try folder.store())
@@ -135,7 +64,7 @@ func expectStorageError(naming path: String, _ operation: String, _ body: () thr
     }
 
     @Test func clockSetBackDoesNotBlockTheNextRequest() throws {
-        let folder = try ScratchFolder()
+        let folder = try TemporaryFolder()
         defer { folder.remove() }
         let ledger = StoreRequestLedger(store: try folder.store())
         let t0 = StoreRequestLedgerTests.start
@@ -144,7 +73,7 @@ func expectStorageError(naming path: String, _ operation: String, _ body: () thr
     }
 
     @Test func fileIsPrettyJSONWithLastRequestAndCountsPerDay() throws {
-        let folder = try ScratchFolder()
+        let folder = try TemporaryFolder()
         defer { folder.remove() }
         let store = try folder.store()
         let ledger = StoreRequestLedger(store: store)
@@ -171,7 +100,7 @@ func expectStorageError(naming path: String, _ operation: String, _ body: () thr
     }
 
     @Test func keepsTheLast31DaysOnly() throws {
-        let folder = try ScratchFolder()
+        let folder = try TemporaryFolder()
         defer { folder.remove() }
         let ledger = StoreRequestLedger(store: try folder.store())
         let first = try #require(CalendarDay("2026-01-01"))
@@ -183,7 +112,7 @@ func expectStorageError(naming path: String, _ operation: String, _ body: () thr
     }
 
     @Test func existingFileWrittenByHandIsReadAndKept() throws {
-        let folder = try ScratchFolder()
+        let folder = try TemporaryFolder()
         defer { folder.remove() }
         let store = try folder.store()
         let path = store.sideFilePath(named: ClientFiles.apiUsage)
@@ -257,7 +186,7 @@ func expectStorageError(naming path: String, _ operation: String, _ body: () thr
     }
 
     @Test func recordingARunOfAnUnknownSearchWritesNothing() throws {
-        let folder = try ScratchFolder()
+        let folder = try TemporaryFolder()
         defer { folder.remove() }
         let store = try folder.store()
         try SavedSearches(store: store).recordRun(of: "nope", at: Date(), summary: HarvestSummary(), isComplete: true)
@@ -265,7 +194,7 @@ func expectStorageError(naming path: String, _ operation: String, _ body: () thr
     }
 
     @Test func savingAnInvalidNameIsRefused() throws {
-        let folder = try ScratchFolder()
+        let folder = try TemporaryFolder()
         defer { folder.remove() }
         let store = try folder.store()
         #expect(throws: ClientError.self) {
@@ -275,7 +204,7 @@ func expectStorageError(naming path: String, _ operation: String, _ body: () thr
     }
 
     @Test func noFileMeansNoSearchesAndReadingCreatesNothing() throws {
-        let folder = try ScratchFolder()
+        let folder = try TemporaryFolder()
         defer { folder.remove() }
         let store = try folder.store()
         let searches = SavedSearches(store: store)
@@ -285,7 +214,7 @@ func expectStorageError(naming path: String, _ operation: String, _ body: () thr
     }
 
     @Test func savedSearchReadsBackWithEveryFieldButThePage() throws {
-        let folder = try ScratchFolder()
+        let folder = try TemporaryFolder()
         defer { folder.remove() }
         let store = try folder.store()
         let searches = SavedSearches(store: store)
@@ -302,7 +231,7 @@ func expectStorageError(naming path: String, _ operation: String, _ body: () thr
     }
 
     @Test func minimalSearchReadsBackWithNils() throws {
-        let folder = try ScratchFolder()
+        let folder = try TemporaryFolder()
         defer { folder.remove() }
         let searches = SavedSearches(store: try folder.store())
         let bare = SavedSearch(name: "everything", request: SearchRequest(), savedAt: SavedSearchesTests.savedAt)
@@ -311,7 +240,7 @@ func expectStorageError(naming path: String, _ operation: String, _ body: () thr
     }
 
     @Test func savingAgainReplacesAndAllListsByName() throws {
-        let folder = try ScratchFolder()
+        let folder = try TemporaryFolder()
         defer { folder.remove() }
         let searches = SavedSearches(store: try folder.store())
         try searches.save(SavedSearch(name: "zeta", request: SearchRequest(query: "z"), savedAt: SavedSearchesTests.savedAt))
@@ -325,7 +254,7 @@ func expectStorageError(naming path: String, _ operation: String, _ body: () thr
     }
 
     @Test func removeForgetsOneSearchAndUnknownNamesAreErrors() throws {
-        let folder = try ScratchFolder()
+        let folder = try TemporaryFolder()
         defer { folder.remove() }
         let store = try folder.store()
         let searches = SavedSearches(store: store)
@@ -341,7 +270,7 @@ func expectStorageError(naming path: String, _ operation: String, _ body: () thr
     }
 
     @Test func recordRunKeepsTheSummaryAndAdvancesNewestPublicationOnlyOnCompleteRuns() throws {
-        let folder = try ScratchFolder()
+        let folder = try TemporaryFolder()
         defer { folder.remove() }
         let searches = SavedSearches(store: try folder.store())
         try searches.save(SavedSearchesTests.jury())
@@ -395,7 +324,7 @@ func expectStorageError(naming path: String, _ operation: String, _ body: () thr
     }
 
     @Test func recordRunOfAnUnknownNameAddsNothing() throws {
-        let folder = try ScratchFolder()
+        let folder = try TemporaryFolder()
         defer { folder.remove() }
         let searches = SavedSearches(store: try folder.store())
         try searches.save(SavedSearchesTests.jury())

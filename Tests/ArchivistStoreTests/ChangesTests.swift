@@ -1,4 +1,5 @@
 import ArchivistClient
+import ArchivistTestSupport
 import Foundation
 import Synchronization
 import Testing
@@ -10,7 +11,11 @@ import Testing
 /// reads from any number by a binary search of the log; observers hear what other stores commit.
 @Suite("Changes")
 struct ChangesTests {
-    let folder = TemporaryFolder()
+    let folder: TemporaryFolder
+
+    init() throws {
+        folder = try TemporaryFolder()
+    }
 
     /// A small NYT-shaped article.
     static func article(_ id: String, section: String = "Sports", headline: String = "Knicks Win") -> JSONValue {

@@ -1,11 +1,16 @@
 import ArchivistClient
+import ArchivistTestSupport
 import Foundation
 import Testing
 
 @testable import ArchivistStore
 
 @Suite struct DocumentStoreTests {
-    let folder = TemporaryFolder()
+    let folder: TemporaryFolder
+
+    init() throws {
+        folder = try TemporaryFolder()
+    }
 
     func openStore() throws -> DocumentStore {
         try DocumentStore(folder: folder.data, schema: .nyt, options: .init(lockTimeout: 1))
@@ -389,7 +394,7 @@ import Testing
         let store = try openStore()
         try store.put(try json(#"{"v":1}"#), id: id)
         #expect(try store.document(withID: id)?["_id"] == .string(id))
-        for file in filesBelow(folder.path) {
+        for file in filesBelow(folder.root) {
             #expect(file.hasPrefix("data/"), "\(file) is outside the data folder")
         }
         let reopened = try openStore()

@@ -11,7 +11,11 @@ import Testing
 /// byte, and survives a crash at any point of the migration.
 @Suite("Migration")
 struct MigrationTests {
-    let folder = TemporaryFolder()
+    let folder: TemporaryFolder
+
+    init() throws {
+        folder = try TemporaryFolder()
+    }
 
     /// The format-1 fixture's documents: 41 live (NYT samples of 2016-2025 and one hand-made),
     /// with an update, a removal and an unchanged re-import in its log.
@@ -154,7 +158,7 @@ struct MigrationTests {
         let data = try copyFixture("format-3")
         #expect(try Self.format(in: data) == 3)
         // Its answers from the log alone, in a copy of it (opening migrates a folder).
-        let copy = folder.path + "/copy"
+        let copy = folder.root + "/copy"
         try FileManager.default.copyItem(atPath: fixture("format-3"), toPath: copy)
         let expected = try Self.answers(try DocumentStore(folder: copy, schema: .nyt, options: .init(usesSegments: false)))
         let store = try DocumentStore(folder: data, schema: .nyt)

@@ -330,11 +330,6 @@ struct PowerLossTests {
             acknowledgedSequence: acknowledgedSequence)
     }
 
-    /// A unique folder under the temporary directory.
-    static func temporaryFolder() -> String {
-        FileManager.default.temporaryDirectory.appendingPathComponent("archivist-powerloss-\(UUID().uuidString)").path
-    }
-
     /// What happens after the process died at the crash point.
     enum Aftermath: CustomStringConvertible {
         /// A power loss: everything not synced is forgotten (LevelDB's model). The result is
@@ -383,13 +378,13 @@ struct PowerLossTests {
         _ model: FaultInjectingFileSystem, onDisk: Bool, acknowledged: Documents, inFlight: Documents?,
         universe: Set<String>, acknowledgedSequence: Int = 0, context: String
     ) throws -> Landing {
-        let root = temporaryFolder()
-        defer { if onDisk { try? FileManager.default.removeItem(atPath: root) } }
+        let temporary = onDisk ? try TemporaryFolder() : nil
+        defer { temporary?.remove() }
         let folder: String
         let fileSystem: any FileSystem
-        if onDisk {
-            try model.materialize(into: root)
-            folder = root + dataFolder
+        if let temporary {
+            try model.materialize(into: temporary.root)
+            folder = temporary.root + dataFolder
             fileSystem = POSIXFileSystem()
         } else {
             folder = dataFolder

@@ -47,7 +47,7 @@ fileprivate func storeAll(_ documents: [JSONValue], in store: DocumentStore) thr
 
 /// A store of generated NYT documents plus hand-made awkward ones, and the documents as stored.
 final class QueryFixture {
-    let folder = TemporaryFolder()
+    let folder: TemporaryFolder
     let store: DocumentStore
     /// Every stored document, sorted by ID bytes.
     let documents: [JSONValue]
@@ -58,6 +58,7 @@ final class QueryFixture {
 
     init(seed: UInt64, count: Int, mode: StorageMode = .logOnly) throws {
         self.mode = mode
+        folder = try TemporaryFolder()
         let writer = try openStore(in: folder, mode: mode)
         var generator = ArticleGenerator(seed: seed)
         let generated = generator.documents(count)
@@ -346,11 +347,12 @@ fileprivate func describeDifference(_ actual: [(value: JSONValue, count: Int)], 
 
 /// A store of a few documents given as JSON text.
 fileprivate final class SmallStore {
-    let folder = TemporaryFolder()
+    let folder: TemporaryFolder
     let store: DocumentStore
     let documents: [JSONValue]
 
     init(_ texts: [String]) throws {
+        folder = try TemporaryFolder()
         store = try openStore(in: folder)
         documents = try texts.map { try JSONParser.parse($0) }
         try storeAll(documents, in: store)

@@ -310,7 +310,7 @@ extension SegmentQueryTests {
         ])
     func countsOfRangesAreSpans(text: String, answered: Bool) throws {
         // Generated documents only: each holds one value of each field counted here.
-        let folder = TemporaryFolder()
+        let folder = try TemporaryFolder()
         let writer = try DocumentStore(folder: folder.data, schema: .nyt, options: StorageMode.oneSegment.options)
         var generator = ArticleGenerator(seed: 80)
         let documents = generator.documents(300)
@@ -545,7 +545,7 @@ struct SegmentFolderTests {
 
     @Test("the tail is written into a segment when it reaches the threshold, and the log after it is read at open")
     func flushAtTheThreshold() throws {
-        let folder = TemporaryFolder()
+        let folder = try TemporaryFolder()
         let store = try Self.store(folder, flushThreshold: 4)
         for n in 0..<3 { try store.put(try json(#"{"section_name": "S\#(n)"}"#), id: "d\(n)") }
         #expect(try Self.segmentDocuments(store) == nil)
@@ -563,7 +563,7 @@ struct SegmentFolderTests {
 
     @Test("a clean folder passes check; a flipped byte in a segment is a damaged-segments problem, and repair builds them again")
     func damagedSegmentIsReportedAndRepaired() throws {
-        let folder = TemporaryFolder()
+        let folder = try TemporaryFolder()
         let store = try Self.store(folder)
         for n in 0..<5 { try store.put(try json(#"{"section_name": "S\#(n)", "headline": {"main": "H \#(n)"}}"#), id: "d\(n)") }
         #expect(try Self.segmentDocuments(store) == 5)
@@ -586,7 +586,7 @@ struct SegmentFolderTests {
 
     @Test("a log line changed by hand near the end of the part the segments cover is found by check")
     func logChangedUnderTheSegmentsIsFound() throws {
-        let folder = TemporaryFolder()
+        let folder = try TemporaryFolder()
         let store = try Self.store(folder)
         for n in 0..<5 { try store.put(try json(#"{"section_name": "S\#(n)"}"#), id: "d\(n)") }
         let indexPath = folder.data + "/" + FileNames.index
@@ -602,7 +602,7 @@ struct SegmentFolderTests {
 
     @Test("an entry of the log changed by hand, far enough from the end for the segments to stay current, is found by check")
     func entryChangedUnderTheSegmentsIsFound() throws {
-        let folder = TemporaryFolder()
+        let folder = try TemporaryFolder()
         let store = try Self.store(folder, flushThreshold: 0)
         for n in 0..<60 { try store.put(try json(#"{"section_name": "S\#(n)"}"#), id: "d\(n)") }
         try store.merge()
@@ -622,7 +622,7 @@ struct SegmentFolderTests {
 
     @Test("repair builds the segments again when they were deleted by hand, and answers stay the same")
     func repairRebuildsDeletedSegments() throws {
-        let folder = TemporaryFolder()
+        let folder = try TemporaryFolder()
         let store = try Self.store(folder)
         for n in 0..<6 { try store.put(try json(#"{"section_name": "S\#(n % 2)"}"#), id: "d\(n)") }
         #expect(try Self.segmentDocuments(store) == 6)
@@ -641,7 +641,7 @@ struct SegmentFolderTests {
 
     @Test("repair of a folder whose segments are sound leaves them sound")
     func repairWithSoundSegments() throws {
-        let folder = TemporaryFolder()
+        let folder = try TemporaryFolder()
         let store = try Self.store(folder)
         for n in 0..<5 { try store.put(try json(#"{"section_name": "S\#(n)"}"#), id: "d\(n)") }
         let report = try store.repair()
@@ -652,7 +652,7 @@ struct SegmentFolderTests {
 
     @Test("check reports its progress through every document folder")
     func checkReportsProgress() throws {
-        let folder = TemporaryFolder()
+        let folder = try TemporaryFolder()
         let store = try DocumentStore(folder: folder.data, schema: .nyt)
         let documents = try (0..<40).map { try json(#"{"_id": "d\#($0)", "section_name": "S\#($0 % 3)"}"#) }
         for result in try store.upsert(documents) { _ = try result.outcome.get() }
@@ -665,7 +665,7 @@ struct SegmentFolderTests {
 
     @Test("one ID changed in many segments is live once, as its last change; its older copies are deleted")
     func updatesAcrossSegments() throws {
-        let folder = TemporaryFolder()
+        let folder = try TemporaryFolder()
         let store = try Self.store(folder, flushThreshold: 0, mergeFactor: 1_000)
         for round in 0..<6 {
             try store.put(try json(#"{"section_name": "Round \#(round)", "word_count": \#(round)}"#), id: "same")
@@ -685,7 +685,7 @@ struct SegmentFolderTests {
 
     @Test("a listing a page at a time, and the IDs of a prefix, walk the segments and the tail as one list in ID order")
     func pagesAndPrefixes() throws {
-        let folder = TemporaryFolder()
+        let folder = try TemporaryFolder()
         let store = try Self.store(folder, flushThreshold: 0, mergeFactor: 1_000)
         var all: [String] = []
         for round in 0..<5 {
@@ -720,7 +720,7 @@ struct SegmentFolderTests {
 
     @Test("flushes and merges keep the segments few: under the merge factor per size class")
     func mergesKeepSegmentsFew() throws {
-        let folder = TemporaryFolder()
+        let folder = try TemporaryFolder()
         let store = try Self.store(folder, flushThreshold: 8, mergeFactor: 3)
         var generator = ArticleGenerator(seed: 9)
         for document in generator.documents(300) { _ = try store.add(document) }
@@ -814,7 +814,7 @@ struct SegmentMergeTests {
         "a merge of segments with additions, changes (new spellings, arrays, missing fields) and removals across them writes what a build writes",
         arguments: [UInt64(3), 17, 2024])
     func mergeEqualsBuild(seed: UInt64) throws {
-        let folder = TemporaryFolder()
+        let folder = try TemporaryFolder()
         let store = try DocumentStore(
             folder: folder.data, schema: .nyt, options: .init(lockTimeout: 5, flushThreshold: 0, mergeFactor: 1_000))
         var generator = ArticleGenerator(seed: seed)
@@ -862,7 +862,7 @@ struct SegmentMergeTests {
 
     @Test("a segment built with its text index on another thread is the one a build on one thread writes")
     func buildOnTwoThreadsEqualsBuildOnOne() throws {
-        let folder = TemporaryFolder()
+        let folder = try TemporaryFolder()
         let store = try DocumentStore(folder: folder.data, schema: .nyt, options: .init(lockTimeout: 5, flushThreshold: 0))
         var generator = ArticleGenerator(seed: 5)
         // A flush of 4,096 documents or more builds its text index on a second thread.
@@ -878,7 +878,7 @@ struct SegmentMergeTests {
 
     @Test("a merge that finds a segment damaged builds the segments again from the log, and the writes that follow merge again")
     func mergeOverADamagedSegmentBuildsFromTheLog() throws {
-        let folder = TemporaryFolder()
+        let folder = try TemporaryFolder()
         // Two segments of one size class (below 200 documents), merged by the second merge().
         let options = DocumentStore.Options(lockTimeout: 5, flushThreshold: 100, mergeFactor: 2)
         let store = try DocumentStore(folder: folder.data, schema: .nyt, options: options)
@@ -1027,7 +1027,7 @@ struct RelevanceTests {
         let searches = ["election", "budget storm", "museum festival", "strike", "court water", "brooklyn market"]
         var rankings: [[String]] = []
         for chunks in [nil, 1, 7] as [Int?] {
-            let folder = TemporaryFolder()
+            let folder = try TemporaryFolder()
             let store = try Self.store(documents, chunks: chunks, folder: folder)
             if chunks == 7 { #expect(try store.statistics().segments?.count ?? 0 >= 6) }
             var ranking: [String] = []
@@ -1044,7 +1044,7 @@ struct RelevanceTests {
 
     @Test("a word few documents hold counts for more than one most hold")
     func rareWordsWeighMore() throws {
-        let folder = TemporaryFolder()
+        let folder = try TemporaryFolder()
         let store = try DocumentStore(folder: folder.data, schema: .nyt, options: .init(lockTimeout: 5, flushThreshold: 0))
         // "common" is in every headline; "rare" in one document's; each of the two first
         // documents holds one of them twice, in its abstract.

@@ -1,4 +1,5 @@
 import ArchivistClient
+import ArchivistTestSupport
 import Foundation
 import Testing
 
@@ -9,7 +10,7 @@ import Testing
 @Suite("side files")
 struct SideFileTests {
     @Test func updateWritesAtomicallyAndNilLeavesTheFileAlone() throws {
-        let folder = TemporaryFolder()
+        let folder = try TemporaryFolder()
         let store = try DocumentStore(folder: folder.data, schema: .nyt)
         #expect(try store.sideFile(named: ClientFiles.savedSearches) == nil)
         try store.updateSideFile(named: ClientFiles.savedSearches) { current in
@@ -24,7 +25,7 @@ struct SideFileTests {
     }
 
     @Test func aThrowingUpdateChangesNothing() throws {
-        let folder = TemporaryFolder()
+        let folder = try TemporaryFolder()
         let store = try DocumentStore(folder: folder.data, schema: .nyt)
         try store.updateSideFile(named: ClientFiles.apiUsage) { _ in Array("{}".utf8) }
         #expect(throws: StoreError.self) {
@@ -36,7 +37,7 @@ struct SideFileTests {
     }
 
     @Test func checkReportsAnUnreadableSideFileAndRepairLeavesIt() throws {
-        let folder = TemporaryFolder()
+        let folder = try TemporaryFolder()
         let store = try DocumentStore(folder: folder.data, schema: .nyt)
         _ = try store.put(try json(#"{"a": 1}"#), id: "a")
         let broken = Array(#"{"searches": {"x": "#.utf8)

@@ -48,7 +48,7 @@ struct TimelineTests {
     }
 
     @Test func aTimelineFromTheSegmentsAndTheirTailEqualsOneWorkedOutFromTheDocuments() throws {
-        let folder = TemporaryFolder()
+        let folder = try TemporaryFolder()
         var documents = ArticleGenerator.corpus(count: 1_500, seed: 61, from: "2015-01-01", to: "2019-12-31")
         // Some documents with no date or a date that is not one.
         documents[3] = documents[3].setting("pub_date", to: .null)
@@ -78,7 +78,7 @@ struct TimelineTests {
     }
 
     @Test func severalTimelinesAtOnceShareTheirSpansAndEachEqualsOneWorkedOutFromTheDocuments() throws {
-        let folder = TemporaryFolder()
+        let folder = try TemporaryFolder()
         var documents = ArticleGenerator.corpus(count: 1_200, seed: 62, from: "2012-01-01", to: "2019-12-31")
         documents[5] = documents[5].setting("pub_date", to: .null)
         let store = try DocumentStore(folder: folder.data, schema: .nyt, options: .init(flushThreshold: 500))
