@@ -64,8 +64,9 @@ let package = Package(
                     ])
                 ]),
         // Helpers for tests and benchmarks: a fault-injecting file system, a document generator,
-        // a fake NYT Article Search server on 127.0.0.1.
-        .target(name: "ArchivistTestSupport", dependencies: ["ArchivistStore"]),
+        // a fake NYT Article Search server on 127.0.0.1, temporary folders, and the real NYT
+        // samples (`nyt-samples/`, with their provenance), the one copy every test target reads.
+        .target(name: "ArchivistTestSupport", dependencies: ["ArchivistStore"], resources: [.copy("nyt-samples")]),
         // The fake NYT server as a program, for trying the tool offline.
         .executableTarget(name: "fake-nyt", dependencies: ["ArchivistTestSupport"]),
         // Benchmark driver pieces that need Swift (generator, raw file-system baseline).

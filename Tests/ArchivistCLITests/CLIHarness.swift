@@ -75,9 +75,6 @@ enum CLI {
         fixtures.appendingPathComponent(name).path
     }
 
-    /// Real NYT API bodies, each with its provenance in `SOURCES.md` there.
-    static let samplesFolder: String = fixture("nyt-samples")
-
     /// The built `archivist`, or nil when it cannot be found.
     ///
     /// In order: `$ARCHIVIST_BIN`; the folder of the running test executable (SwiftPM puts every

@@ -396,13 +396,13 @@ struct CommandLineTests {
     }
 
     static let sampleFiles: [String] =
-        (try? FileManager.default.contentsOfDirectory(atPath: CLI.samplesFolder))?
+        (try? FileManager.default.contentsOfDirectory(atPath: NYTSamples.folder))?
         .filter { $0.hasSuffix(".json") }.sorted() ?? []
 
     @Test("the real NYT samples are all there, with their provenance")
     func realSamplesArePresent() throws {
         #expect(Self.sampleFiles.count == 14, "\(Self.sampleFiles)")
-        let sources = try String(contentsOfFile: CLI.samplesFolder + "/SOURCES.md", encoding: .utf8)
+        let sources = try String(contentsOfFile: NYTSamples.path("SOURCES.md"), encoding: .utf8)
         for name in Self.sampleFiles {
             #expect(sources.contains("| \(name) |"), "SOURCES.md does not say where \(name) comes from")
         }
@@ -412,7 +412,7 @@ struct CommandLineTests {
         "import of each real NYT sample stores each of its documents exactly as the API sent it",
         arguments: CommandLineTests.sampleFiles)
     func importRealSample(_ name: String) throws {
-        let path = CLI.samplesFolder + "/" + name
+        let path = NYTSamples.path(name)
         let source = try #require(sandbox.contents(path))
         let value = try JSONParser.parse(source)
         let result = try sandbox.run(["import", path])

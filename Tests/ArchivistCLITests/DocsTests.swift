@@ -92,7 +92,7 @@ struct DocsTests {
         if shown != compiled {
             Issue.record("README.md:\(line): the library example differs from the one DocsTests.swift compiles and runs (readmeExample)")
         }
-        let month = CLI.samplesFolder + "/14_archive_1963_02_strike_era_3012docs_reserialized.json"
+        let month = NYTSamples.path("14_archive_1963_02_strike_era_3012docs_reserialized.json")
         let imported = try sandbox.run(["import", month])
         #expect(imported.status == 0, "\(imported)")
         try Self.readmeExample(folder: sandbox.data)

@@ -90,14 +90,8 @@ func archiveBody(_ documents: [JSONValue], hits: Int? = nil) -> [UInt8] {
 }
 
 @Suite struct ArchiveResponseTests {
-    static let folder = Bundle.module.resourceURL!.appendingPathComponent("Fixtures/nyt-samples").path
-
-    static func sample(_ name: String) throws -> [UInt8] {
-        [UInt8](try Data(contentsOf: URL(fileURLWithPath: folder + "/" + name)))
-    }
-
     @Test func theRealFebruary1963MonthDecodesEveryDocumentLosslessly() throws {
-        let body = try Self.sample("14_archive_1963_02_strike_era_3012docs_reserialized.json")
+        let body = try NYTSamples.bytes("14_archive_1963_02_strike_era_3012docs_reserialized.json")
         let response = try ArchiveResponse(body: body, source: "sample 14")
         #expect(response.hits == 3012)
         #expect(response.documentCount == 3012)
@@ -113,7 +107,7 @@ func archiveBody(_ documents: [JSONValue], hits: Int? = nil) -> [UInt8] {
 
     @Test func theRealStrikeMonthIsCompleteAndEmpty() throws {
         let response = try ArchiveResponse(
-            body: try Self.sample("10_archive_1978_09_strike_hits0_verbatim_from_issue.json"), source: "sample 10")
+            body: try NYTSamples.bytes("10_archive_1978_09_strike_hits0_verbatim_from_issue.json"), source: "sample 10")
         #expect(response.hits == 0)
         #expect(response.documentCount == 0)
     }
@@ -217,7 +211,7 @@ extension Result where Failure == ClientError {
 
     @Test func everyDocumentOfTheRealMonthIsStoredEqualToItsSource() async throws {
         defer { folder.remove() }
-        let body = try ArchiveResponseTests.sample("14_archive_1963_02_strike_era_3012docs_reserialized.json")
+        let body = try NYTSamples.bytes("14_archive_1963_02_strike_era_3012docs_reserialized.json")
         let month = try #require(ArchiveMonth("1963-02"))
         let (summary, error) = try await archiver(ArchiveTransport(bodies: [month: body])).run([month])
         #expect(error == nil)

@@ -1,4 +1,5 @@
 import ArchivistStore
+import ArchivistTestSupport
 import Foundation
 import Testing
 
@@ -286,10 +287,9 @@ func decodingError(_ body: String, source: String = "test") -> ClientError? {
     }
 }
 
-/// Real NYT API responses, copied with their provenance (`Fixtures/nyt-samples/SOURCES.md`) from
-/// the project's shared samples, so the suite runs on a clone without them.
+/// Real NYT API responses (`NYTSamples`, with their provenance in its `SOURCES.md`).
 @Suite struct RealSampleTests {
-    static let folder = Bundle.module.resourceURL!.appendingPathComponent("Fixtures/nyt-samples").path
+    static let folder = NYTSamples.folder
 
     static var sampleFiles: [String] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
