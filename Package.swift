@@ -72,7 +72,7 @@ let package = Package(
         // Benchmark driver pieces that need Swift (generator, raw file-system baseline).
         .executableTarget(name: "archivist-bench", dependencies: ["ArchivistStore", "ArchivistClient", "ArchivistTestSupport"]),
         .testTarget(
-            name: "ArchivistStoreTests", dependencies: ["ArchivistStore", "ArchivistClient", "ArchivistTestSupport"],
+            name: "ArchivistStoreTests", dependencies: ["ArchivistStore", "ArchivistTestSupport"],
             resources: [.copy("Fixtures")]),
         .testTarget(
             name: "ArchivistClientTests", dependencies: ["ArchivistClient", "ArchivistStore", "ArchivistTestSupport"],

@@ -1,4 +1,3 @@
-import ArchivistClient
 import ArchivistTestSupport
 import Foundation
 import Synchronization
@@ -28,7 +27,7 @@ struct ChangesTests {
     }
 
     func store(_ options: DocumentStore.Options = .init()) throws -> DocumentStore {
-        try DocumentStore(folder: folder.data, schema: .nyt, options: options)
+        try DocumentStore(folder: folder.data, schema: .testArticles, options: options)
     }
 
     /// The (sequence, ID, kind) triples of changes.

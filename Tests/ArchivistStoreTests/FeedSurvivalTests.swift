@@ -26,7 +26,7 @@ struct FeedSurvivalTests {
     }
 
     func store(_ mode: String) throws -> DocumentStore {
-        try DocumentStore(folder: folder.data, schema: .nyt, options: Self.options(mode))
+        try DocumentStore(folder: folder.data, schema: .testArticles, options: Self.options(mode))
     }
 
     /// What a follower learns of one change.

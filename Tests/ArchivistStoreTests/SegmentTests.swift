@@ -1,4 +1,3 @@
-import ArchivistClient
 import ArchivistTestSupport
 import Foundation
 import Testing
@@ -219,7 +218,7 @@ struct SegmentQueryTests {
     func segmentsAgreeWithTheLog(_ mode: StorageMode) throws {
         guard mode != .logOnly else { return }
         let fixture = try QueryFixture(seed: 77, count: 600, mode: mode)
-        let logOnly = try DocumentStore(folder: fixture.folder.data, schema: .nyt, options: StorageMode.logOnly.options)
+        let logOnly = try DocumentStore(folder: fixture.folder.data, schema: .testArticles, options: StorageMode.logOnly.options)
         let store = fixture.store
         for text in Self.filters {
             let filter = try FilterParser.parse(text)
@@ -281,7 +280,7 @@ extension SegmentQueryTests {
         ])
     func rangesOnTheSortFieldWalkTheDictionary(text: String, path: String, descending: Bool) throws {
         let fixture = try QueryFixture(seed: 78, count: 400, mode: .manySegments)
-        let logOnly = try DocumentStore(folder: fixture.folder.data, schema: .nyt, options: StorageMode.logOnly.options)
+        let logOnly = try DocumentStore(folder: fixture.folder.data, schema: .testArticles, options: StorageMode.logOnly.options)
         let store = fixture.store
         let filter = try FilterParser.parse(text)
         let key = SortKey(path, descending: descending)
@@ -311,7 +310,7 @@ extension SegmentQueryTests {
     func countsOfRangesAreSpans(text: String, answered: Bool) throws {
         // Generated documents only: each holds one value of each field counted here.
         let folder = try TemporaryFolder()
-        let writer = try DocumentStore(folder: folder.data, schema: .nyt, options: StorageMode.oneSegment.options)
+        let writer = try DocumentStore(folder: folder.data, schema: .testArticles, options: StorageMode.oneSegment.options)
         var generator = ArticleGenerator(seed: 80)
         let documents = generator.documents(300)
         for result in try writer.upsert(documents) { _ = try result.outcome.get() }
@@ -322,8 +321,8 @@ extension SegmentQueryTests {
                 // A document removed after the segment would make the span one too many: not answered so.
                 try writer.remove([try #require(documents[0]["_id"]?.stringValue)])
             }
-            let store = try DocumentStore(folder: folder.data, schema: .nyt, options: StorageMode.oneSegment.options)
-            let logOnly = try DocumentStore(folder: folder.data, schema: .nyt, options: StorageMode.logOnly.options)
+            let store = try DocumentStore(folder: folder.data, schema: .testArticles, options: StorageMode.oneSegment.options)
+            let logOnly = try DocumentStore(folder: folder.data, schema: .testArticles, options: StorageMode.logOnly.options)
             let segments = try #require(try store.segments(loading: filter.paths))
             let span = try segments.searchers[0].countOfRange(filter)
             #expect((span != nil) == (answered && !changed), "\(text) changed: \(changed)")
@@ -494,7 +493,7 @@ struct SnapshotStreamingTests {
     func textIndexInChunks() throws {
         var generator = ArticleGenerator(seed: 8)
         let documents = generator.documents(50)
-        let schema = StoreSchema.nyt
+        let schema = StoreSchema.testArticles
         let paths = schema.textSearch.paths.filter(schema.projection.paths.contains)
         var reads: [Range<Int>] = []
         let columns: SegmentBuilder.Columns = { (wanted, positions) throws(StoreError) in
@@ -528,7 +527,8 @@ struct SnapshotStreamingTests {
 @Suite("segments in a folder")
 struct SegmentFolderTests {
     static func store(_ folder: TemporaryFolder, flushThreshold: Int = 1, mergeFactor: Int = 8) throws -> DocumentStore {
-        try DocumentStore(folder: folder.data, schema: .nyt, options: .init(flushThreshold: flushThreshold, mergeFactor: mergeFactor))
+        try DocumentStore(
+            folder: folder.data, schema: .testArticles, options: .init(flushThreshold: flushThreshold, mergeFactor: mergeFactor))
     }
 
     /// The live documents the segments hold (nil: the store read the whole log).
@@ -653,7 +653,7 @@ struct SegmentFolderTests {
     @Test("check reports its progress through every document folder")
     func checkReportsProgress() throws {
         let folder = try TemporaryFolder()
-        let store = try DocumentStore(folder: folder.data, schema: .nyt)
+        let store = try DocumentStore(folder: folder.data, schema: .testArticles)
         let documents = try (0..<40).map { try json(#"{"_id": "d\#($0)", "section_name": "S\#($0 % 3)"}"#) }
         for result in try store.upsert(documents) { _ = try result.outcome.get() }
         var reports: [(Int, Int)] = []
@@ -816,7 +816,7 @@ struct SegmentMergeTests {
     func mergeEqualsBuild(seed: UInt64) throws {
         let folder = try TemporaryFolder()
         let store = try DocumentStore(
-            folder: folder.data, schema: .nyt, options: .init(lockTimeout: 5, flushThreshold: 0, mergeFactor: 1_000))
+            folder: folder.data, schema: .testArticles, options: .init(lockTimeout: 5, flushThreshold: 0, mergeFactor: 1_000))
         var generator = ArticleGenerator(seed: seed)
         let generated = generator.documents(600)
         let ids = generated.compactMap { $0["_id"]?.stringValue }
@@ -863,7 +863,7 @@ struct SegmentMergeTests {
     @Test("a segment built with its text index on another thread is the one a build on one thread writes")
     func buildOnTwoThreadsEqualsBuildOnOne() throws {
         let folder = try TemporaryFolder()
-        let store = try DocumentStore(folder: folder.data, schema: .nyt, options: .init(lockTimeout: 5, flushThreshold: 0))
+        let store = try DocumentStore(folder: folder.data, schema: .testArticles, options: .init(lockTimeout: 5, flushThreshold: 0))
         var generator = ArticleGenerator(seed: 5)
         // A flush of 4,096 documents or more builds its text index on a second thread.
         for result in try store.upsert(generator.documents(4_200) + QueryEdgeDocuments.edgeDocuments) { _ = try result.outcome.get() }
@@ -881,7 +881,7 @@ struct SegmentMergeTests {
         let folder = try TemporaryFolder()
         // Two segments of one size class (below 200 documents), merged by the second merge().
         let options = DocumentStore.Options(lockTimeout: 5, flushThreshold: 100, mergeFactor: 2)
-        let store = try DocumentStore(folder: folder.data, schema: .nyt, options: options)
+        let store = try DocumentStore(folder: folder.data, schema: .testArticles, options: options)
         for n in 0..<40 {
             try store.put(try json(#"{"section_name": "S\#(n % 5)", "abstract": "word\#(n) common"}"#), id: "d\(n)")
         }
@@ -894,7 +894,7 @@ struct SegmentMergeTests {
         bytes[postings.offset + postings.length / 2] ^= 0x10
         try Data(bytes).write(to: URL(fileURLWithPath: path))
 
-        let writer = try DocumentStore(folder: folder.data, schema: .nyt, options: options)
+        let writer = try DocumentStore(folder: folder.data, schema: .testArticles, options: options)
         for n in 40..<44 { try writer.put(try json(#"{"section_name": "Late", "abstract": "late\#(n)"}"#), id: "d\(n)") }
         try writer.merge()
         #expect(try writer.statistics().documents == 44)
@@ -902,7 +902,7 @@ struct SegmentMergeTests {
         try expectConsistent(writer)
         for n in 44..<48 { try writer.put(try json(#"{"section_name": "Later"}"#), id: "d\(n)") }
         try writer.merge()
-        let fresh = try DocumentStore(folder: folder.data, schema: .nyt, options: options)
+        let fresh = try DocumentStore(folder: folder.data, schema: .testArticles, options: options)
         #expect(try fresh.count(matching: try FilterParser.parseAny("\"common\"")).count == 40)
         #expect(try fresh.count(matching: try FilterParser.parseAny("section_name = Late")).count == 4)
         try expectConsistent(fresh)
@@ -1011,7 +1011,7 @@ struct RelevanceTests {
         let options: DocumentStore.Options =
             chunks == nil
             ? .init(lockTimeout: 5, flushThreshold: 0, usesSegments: false) : .init(lockTimeout: 5, flushThreshold: 0, mergeFactor: 1_000)
-        let store = try DocumentStore(folder: folder.data, schema: .nyt, options: options)
+        let store = try DocumentStore(folder: folder.data, schema: .testArticles, options: options)
         let size = max(1, documents.count / max(1, chunks ?? 1))
         for start in stride(from: 0, to: documents.count, by: size) {
             for result in try store.upsert(Array(documents[start..<min(documents.count, start + size)])) { _ = try result.outcome.get() }
@@ -1045,7 +1045,7 @@ struct RelevanceTests {
     @Test("a word few documents hold counts for more than one most hold")
     func rareWordsWeighMore() throws {
         let folder = try TemporaryFolder()
-        let store = try DocumentStore(folder: folder.data, schema: .nyt, options: .init(lockTimeout: 5, flushThreshold: 0))
+        let store = try DocumentStore(folder: folder.data, schema: .testArticles, options: .init(lockTimeout: 5, flushThreshold: 0))
         // "common" is in every headline; "rare" in one document's; each of the two first
         // documents holds one of them twice, in its abstract.
         try store.put(try json(#"{"headline": {"main": "common rare"}, "abstract": "common common"}"#), id: "a-common-twice")
