@@ -79,6 +79,12 @@ let package = Package(
             resources: [.copy("Fixtures")], linkerSettings: exportsSanitizerRuntime),
         .testTarget(name: "ArchivistPostgresTests", dependencies: ["ArchivistPostgres", "ArchivistStore"]),
         .testTarget(name: "FakeNYTServerTests", dependencies: ["ArchivistTestSupport", "ArchivistStore"]),
+        // The shell's own types in process: rendering, arguments, scripts' lines, history, completion.
+        .testTarget(
+            name: "ArchivistShellTests",
+            dependencies: ["ArchivistShell", "ArchivistStore", "ArchivistClient", "CEditLine", "ArchivistTestSupport"],
+            resources: [.copy("Fixtures")]),
+        // The built `archivist` spawned as a process.
         .testTarget(
             name: "ArchivistCLITests",
             dependencies: ["ArchivistStore", "ArchivistClient", "ArchivistShell", "ArchivistPostgres", "ArchivistTestSupport"],

@@ -295,26 +295,8 @@ enum ShellLine {
     }
 }
 
-/// A Markdown file of the package, read for its code blocks and tables.
-struct DocFile {
-    /// The path relative to the package root, for messages.
-    let path: String
-    /// Its lines.
-    let lines: [String]
-
-    init(_ path: String) throws {
-        self.path = path
-        let text = try String(contentsOfFile: CLI.packageRoot.appendingPathComponent(path).path, encoding: .utf8)
-        lines = text.components(separatedBy: "\n")
-    }
-
-    /// The docs whose command lines are checked: the README, every file in `docs/`, and the READMEs
-    /// of `bench/` and `data/` (not the history: `CHANGELOG.md`, `bench/RESULTS.md`).
-    static func checkedFiles() throws -> [String] {
-        let docs = try FileManager.default.contentsOfDirectory(atPath: CLI.packageRoot.appendingPathComponent("docs").path)
-        return ["README.md"] + docs.filter { $0.hasSuffix(".md") }.sorted().map { "docs/" + $0 } + ["bench/README.md", "data/README.md"]
-    }
-
+/// What the docs tests read in a Markdown file: its code blocks and tables.
+extension DocFile {
     /// The code blocks' lines with their line numbers (1-based) and the block's language.
     func codeLines() -> [(line: Int, text: String, language: String)] {
         var result: [(Int, String, String)] = []

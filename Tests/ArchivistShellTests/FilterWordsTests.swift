@@ -1,4 +1,5 @@
 import ArchivistStore
+import ArchivistTestSupport
 import Foundation
 import Testing
 
