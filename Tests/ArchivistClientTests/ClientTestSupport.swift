@@ -52,3 +52,16 @@ func expectStorageError(naming path: String, _ operation: String, _ body: () thr
     }
     return nil
 }
+
+/// An article read from a document written in a test.
+func article(_ text: String) throws -> Article {
+    try Article(document: json(text), path: "response.docs[0]")
+}
+
+/// The instant of a UTC date and time, for expectations.
+func utc(_ year: Int, _ month: Int, _ day: Int, _ hour: Int = 0, _ minute: Int = 0, _ second: Int = 0) -> Date {
+    var calendar = Calendar(identifier: .gregorian)
+    calendar.timeZone = TimeZone(identifier: "UTC") ?? calendar.timeZone
+    let components = DateComponents(year: year, month: month, day: day, hour: hour, minute: minute, second: second)
+    return calendar.date(from: components) ?? Date(timeIntervalSince1970: .nan)
+}
