@@ -53,6 +53,13 @@ func expectStorageError(naming path: String, _ operation: String, _ body: () thr
     return nil
 }
 
+/// The `response.docs` array of an API body; a body without one fails the test.
+func responseDocs(_ body: [UInt8], sourceLocation: SourceLocation = #_sourceLocation) throws -> [JSONValue] {
+    var docs: [JSONValue]?
+    if case .array(let array)? = try JSONParser.parse(body)["response"]?["docs"] { docs = array }
+    return try #require(docs, "the body has no response.docs array", sourceLocation: sourceLocation)
+}
+
 /// An article read from a document written in a test.
 func article(_ text: String) throws -> Article {
     try Article(document: json(text), path: "response.docs[0]")
