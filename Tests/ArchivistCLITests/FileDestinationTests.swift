@@ -34,13 +34,6 @@ struct FileDestinationTests {
         dev_t((major & 0xfff) << 8 | (minor & 0xff))
     }
 
-    /// The type bits of a path (not following a final link), or nil when it does not exist.
-    static func kind(_ path: String) -> mode_t? {
-        var status = stat()
-        guard lstat(path, &status) == 0 else { return nil }
-        return status.st_mode & S_IFMT
-    }
-
     @Test(
         "a device node made with mknod gets the bytes and stays a device",
         .enabled(if: getuid() == 0, "mknod needs root"))
@@ -79,7 +72,7 @@ struct FileDestinationTests {
         let deadline = Date().addingTimeInterval(10)
         while received.withLock({ $0.count }) < Self.exported.utf8.count, Date() < deadline { usleep(1_000) }
         #expect(String(decoding: received.withLock { $0 }, as: UTF8.self) == Self.exported)
-        #expect(Self.kind(fifo) == S_IFIFO)
+        #expect(fileKind(fifo) == S_IFIFO)
     }
 
     @Test("a FIFO without a reader is waited for, as cat waits, and Ctrl-C stops the wait with 130")
@@ -93,7 +86,7 @@ struct FileDestinationTests {
         let result = try running.wait(timeout: 10)
         #expect(result.status == 130, "\(result)")
         #expect(result.stderrLines == ["error: export: interrupted; '\(fifo)' was not written"])
-        #expect(Self.kind(fifo) == S_IFIFO)
+        #expect(fileKind(fifo) == S_IFIFO)
     }
 
     @Test("a symbolic link's target is replaced with its mode kept, and the link stays a link")
@@ -105,7 +98,7 @@ struct FileDestinationTests {
         #expect(symlink("real.jsonl", link) == 0)
         let result = try sandbox.run(["export", "--to", link])
         #expect(result.status == 0, "\(result)")
-        #expect(Self.kind(link) == S_IFLNK)
+        #expect(fileKind(link) == S_IFLNK)
         #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: link)) == "real.jsonl")
         #expect(String(decoding: sandbox.contents(target) ?? [], as: UTF8.self) == Self.exported)
         var status = stat()
@@ -138,13 +131,13 @@ struct FileDestinationTests {
         let deadline = Date().addingTimeInterval(10)
         while received.withLock({ $0.count }) < Self.exported.utf8.count, Date() < deadline { usleep(1_000) }
         #expect(String(decoding: received.withLock { $0 }, as: UTF8.self) == Self.exported)
-        #expect(Self.kind(fifo) == S_IFIFO)
-        #expect(Self.kind(sandbox.root + "/two") == S_IFLNK)
+        #expect(fileKind(fifo) == S_IFIFO)
+        #expect(fileKind(sandbox.root + "/two") == S_IFLNK)
 
         let dangling = sandbox.root + "/dangling"
         #expect(symlink("created.jsonl", dangling) == 0)
         #expect(try sandbox.run(["export", "--to", dangling]).status == 0)
-        #expect(Self.kind(dangling) == S_IFLNK)
+        #expect(fileKind(dangling) == S_IFLNK)
         #expect(String(decoding: sandbox.contents(sandbox.root + "/created.jsonl") ?? [], as: UTF8.self) == Self.exported)
     }
 
@@ -163,7 +156,7 @@ struct FileDestinationTests {
         shell.waitUntilExit()
         #expect(shell.terminationStatus == 0)
         #expect(String(decoding: sandbox.contents(log) ?? [], as: UTF8.self) == "earlier\n" + Self.exported)
-        #expect(Self.kind(log) == S_IFREG)
+        #expect(fileKind(log) == S_IFREG)
     }
 
     @Test("a Unix socket is connected to and gets the bytes")
@@ -200,7 +193,7 @@ struct FileDestinationTests {
         let deadline = Date().addingTimeInterval(10)
         while received.withLock({ $0.count }) < Self.exported.utf8.count, Date() < deadline { usleep(1_000) }
         #expect(String(decoding: received.withLock { $0 }, as: UTF8.self) == Self.exported)
-        #expect(Self.kind(path) == S_IFSOCK)
+        #expect(fileKind(path) == S_IFSOCK)
     }
 
     @Test(

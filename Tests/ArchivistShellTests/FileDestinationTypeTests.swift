@@ -18,13 +18,6 @@ import Testing
         sandbox = try TemporaryFolder()
     }
 
-    /// The type bits of a path (not following a final link), or nil when it does not exist.
-    static func kind(_ path: String) -> mode_t? {
-        var status = stat()
-        guard lstat(path, &status) == 0 else { return nil }
-        return status.st_mode & S_IFMT
-    }
-
     @Test(
         "resolve tells each kind of path apart without changing anything",
         arguments: [
@@ -44,7 +37,7 @@ import Testing
         let link = sandbox.root + "/history"
         #expect(symlink("history.real", link) == 0)
         #expect(HistoryFile.save(["count", "find x"], to: link))
-        #expect(Self.kind(link) == S_IFLNK)
+        #expect(fileKind(link) == S_IFLNK)
         #expect(HistoryFile.load(link) == .entries(["count", "find x"]))
         var status = stat()
         #expect(stat(target, &status) == 0 && status.st_mode & 0o7777 == 0o600)
@@ -52,6 +45,6 @@ import Testing
         let fifo = sandbox.root + "/history.fifo"
         try #require(mkfifo(fifo, 0o600) == 0)
         #expect(!HistoryFile.save(["count"], to: fifo))
-        #expect(Self.kind(fifo) == S_IFIFO)
+        #expect(fileKind(fifo) == S_IFIFO)
     }
 }
