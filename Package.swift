@@ -64,20 +64,27 @@ let package = Package(
                     ])
                 ]),
         // Helpers for tests and benchmarks: a fault-injecting file system, a document generator,
-        // a fake NYT Article Search server on 127.0.0.1.
-        .target(name: "ArchivistTestSupport", dependencies: ["ArchivistStore"]),
+        // a fake NYT Article Search server on 127.0.0.1, temporary folders, and the real NYT
+        // samples (`nyt-samples/`, with their provenance), the one copy every test target reads.
+        .target(name: "ArchivistTestSupport", dependencies: ["ArchivistStore"], resources: [.copy("nyt-samples")]),
         // The fake NYT server as a program, for trying the tool offline.
         .executableTarget(name: "fake-nyt", dependencies: ["ArchivistTestSupport"]),
         // Benchmark driver pieces that need Swift (generator, raw file-system baseline).
         .executableTarget(name: "archivist-bench", dependencies: ["ArchivistStore", "ArchivistClient", "ArchivistTestSupport"]),
         .testTarget(
-            name: "ArchivistStoreTests", dependencies: ["ArchivistStore", "ArchivistClient", "ArchivistTestSupport"],
+            name: "ArchivistStoreTests", dependencies: ["ArchivistStore", "ArchivistTestSupport"],
             resources: [.copy("Fixtures")]),
         .testTarget(
             name: "ArchivistClientTests", dependencies: ["ArchivistClient", "ArchivistStore", "ArchivistTestSupport"],
             resources: [.copy("Fixtures")], linkerSettings: exportsSanitizerRuntime),
         .testTarget(name: "ArchivistPostgresTests", dependencies: ["ArchivistPostgres", "ArchivistStore"]),
         .testTarget(name: "FakeNYTServerTests", dependencies: ["ArchivistTestSupport", "ArchivistStore"]),
+        // The shell's own types in process: rendering, arguments, scripts' lines, history, completion.
+        .testTarget(
+            name: "ArchivistShellTests",
+            dependencies: ["ArchivistShell", "ArchivistStore", "ArchivistClient", "CEditLine", "ArchivistTestSupport"],
+            resources: [.copy("Fixtures")]),
+        // The built `archivist` spawned as a process.
         .testTarget(
             name: "ArchivistCLITests",
             dependencies: ["ArchivistStore", "ArchivistClient", "ArchivistShell", "ArchivistPostgres", "ArchivistTestSupport"],

@@ -2,7 +2,7 @@ import ArchivistStore
 
 extension ArticleGenerator {
     /// The crops of a 2018-2019 lead image as the API lists them (subtype, crop name, width,
-    /// height): the 68 of `../shared/nyt-samples/03_2018_transition_1doc_many_crops.json`.
+    /// height): the 68 of `nyt-samples/03_2018_transition_1doc_many_crops.json`.
     static let fullCropSet: [(subtype: String, crop: String, width: Int, height: Int)] = [
         ("xlarge", "articleLarge", 600, 400), ("wide", "thumbWide", 190, 126), ("thumbnail", "thumbStandard", 75, 75),
         ("articleInline", "articleInline", 190, 127), ("blog225", "blog225", 225, 150),

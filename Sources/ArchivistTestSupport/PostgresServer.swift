@@ -14,6 +14,8 @@ import Synchronization
 public final class PostgresServer: Sendable {
     /// The cluster's folder (`data/`, the socket, the log).
     public let root: String
+    /// The temporary folder that is `root`.
+    private let folder: TemporaryFolder
     /// The socket's folder (libpq's `host`).
     public var socketFolder: String { root }
     /// The server's binaries (`/usr/lib/postgresql/15/bin`).
@@ -63,11 +65,9 @@ public final class PostgresServer: Sendable {
             throw PostgresServerError(message: "no PostgreSQL server binaries under /usr/lib/postgresql (apt-get install postgresql-15)")
         }
         self.binaries = binaries
-        var template = Array("/tmp/archivist-pg-XXXXXX".utf8CString)
-        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
-            throw PostgresServerError(message: "mkdtemp failed: errno \(errno)")
-        }
-        root = String(cString: made)
+        // In /tmp whatever $TMPDIR says: the socket's path must be short (108 bytes at most).
+        do { folder = try TemporaryFolder(in: "/tmp") } catch { throw PostgresServerError(message: "\(error)") }
+        root = folder.root
         chmod(root, 0o755)
         try PostgresServer.giveToPostgres(root)
         try run(
@@ -100,7 +100,7 @@ public final class PostgresServer: Sendable {
     /// Stops the server and deletes its folder.
     public func stop() {
         _ = try? run([binaries + "/pg_ctl", "-D", root + "/data", "-m", "fast", "-w", "stop"])
-        try? FileManager.default.removeItem(atPath: root)
+        folder.remove()
     }
 
     /// A libpq connection string for `database` as `user` (the superuser `postgres` by default).

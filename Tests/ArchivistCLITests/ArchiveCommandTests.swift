@@ -14,10 +14,10 @@ import Testing
 @Suite("archivist archive against the fake NYT server")
 struct ArchiveCommandTests {
     static let key = "arch1ve-K3Y-c0ffee"
-    let sandbox: Sandbox
+    let sandbox: TemporaryFolder
 
     init() throws {
-        sandbox = try Sandbox()
+        sandbox = try TemporaryFolder()
     }
 
     func environment(_ server: FakeNYTServer) -> [String: String] {
@@ -46,7 +46,7 @@ struct ArchiveCommandTests {
         #expect(result.status == 0, "\(result)")
         var statuses: [String: String] = [:]
         for line in result.stdoutLines {
-            if let month = json(line)["month"]?.stringValue { statuses[month] = json(line)["status"]?.stringValue }
+            if let month = try json(line)["month"]?.stringValue { statuses[month] = try json(line)["status"]?.stringValue }
         }
         return statuses
     }

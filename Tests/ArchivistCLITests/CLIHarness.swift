@@ -1,4 +1,5 @@
 import ArchivistStore
+import ArchivistTestSupport
 import Foundation
 import Synchronization
 import Testing
@@ -9,8 +10,9 @@ import Testing
 
 // The harness the command-line tests share: it finds the built `archivist` executable, runs it as
 // a child process with chosen arguments, environment and standard input, and captures what it
-// prints and how it exits. Every test works in a `Sandbox`: a fresh temporary folder, removed
-// afterwards, holding the data folder and the files the harness captures output into.
+// prints and how it exits. Every test works in a `TemporaryFolder` (ArchivistTestSupport): a fresh
+// temporary folder, removed afterwards, holding the data folder and the files the harness captures
+// output into.
 
 /// What one run of `archivist` did.
 struct CLIResult: Sendable, CustomStringConvertible {
@@ -73,9 +75,6 @@ enum CLI {
         fixtures.appendingPathComponent(name).path
     }
 
-    /// Real NYT API bodies, each with its provenance in `SOURCES.md` there.
-    static let samplesFolder: String = fixture("nyt-samples")
-
     /// The built `archivist`, or nil when it cannot be found.
     ///
     /// In order: `$ARCHIVIST_BIN`; the folder of the running test executable (SwiftPM puts every
@@ -134,57 +133,28 @@ enum CLI {
     }
 }
 
-/// A fresh temporary folder for one test, removed by `remove()` and when the sandbox is freed (so
-/// a suite holding one in a property needs no deinit; a test holding one in a local variable calls
-/// `remove()` in a `defer`, which also keeps the folder for the whole test).
+/// What runs of `archivist` have been started (numbering the files their output is captured in).
+private let runs = Atomic<Int>(0)
+
+/// The command-line tests' temporary folder: `archivist` run on its data folder, and files.
 ///
 /// ```
 /// <root>/data/   the data folder tests pass with --data (not created in advance)
-/// <root>/io/     files the harness uses for standard input and output
+/// <root>/io/     files the harness uses for standard input and output (made on first use)
 /// ```
-final class Sandbox: Sendable {
-    /// The temporary folder.
-    let root: String
-    /// The data folder the tests use.
-    var data: String { root + "/data" }
-    /// Where captured output goes.
-    var io: String { root + "/io" }
-    /// How many runs have been started (numbering their captured files).
-    private let counter = Mutex(0)
-    /// Whether the folder has been removed.
-    private let removed = Mutex(false)
-
-    init() throws {
-        var template = Array((FileManager.default.temporaryDirectory.path + "/archivist-cli-XXXXXX").utf8CString)
-        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
-        try #require(made != nil, "mkdtemp failed: errno \(errno)")
-        root = String(cString: made!)
-        try FileManager.default.createDirectory(atPath: root + "/io", withIntermediateDirectories: true)
+extension TemporaryFolder {
+    /// Where captured output goes (made on first use).
+    var io: String {
+        let io = root + "/io"
+        mkdir(io, 0o755)
+        return io
     }
-
-    /// Deletes the whole folder.
-    func remove() {
-        removed.withLock { removed in
-            guard !removed else { return }
-            removed = true
-            try? FileManager.default.removeItem(atPath: root)
-        }
-    }
-
-    deinit { remove() }
 
     /// A path inside the data folder.
     func path(_ relative: String) -> String { data + "/" + relative }
 
     /// The data-folder-relative path of the document file for `id`.
     func documentFile(_ id: String) -> String { path(FileNames.documentPath(for: id)) }
-
-    private func nextNumber() -> Int {
-        counter.withLock { counter in
-            counter += 1
-            return counter
-        }
-    }
 
     /// Runs `archivist --data <data> ARGUMENTS` (without `--data` when `dataOption` is false) and
     /// waits for it; a run longer than `timeout` seconds is killed and fails the test. `binary`
@@ -207,7 +177,7 @@ final class Sandbox: Sendable {
         currentDirectory: String? = nil, binary: String? = nil
     ) throws -> RunningCLI {
         let binary = try binary ?? CLI.binary()
-        let number = nextNumber()
+        let number = runs.wrappingAdd(1, ordering: .relaxed).newValue
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = (dataOption ? ["--data", data] : []) + arguments
@@ -315,15 +285,6 @@ struct RunningCLI: @unchecked Sendable {
 }
 
 // MARK: - Helpers
-
-/// Parses JSON text written in a test (a syntax error is a bug in the test).
-func json(_ text: String) -> JSONValue {
-    do {
-        return try JSONParser.parse(text)
-    } catch {
-        fatalError("bad JSON in test: \(error): \(text)")
-    }
-}
 
 /// The stat(2) facts the tests look at.
 struct FileFacts: Equatable, Sendable {

@@ -1,4 +1,5 @@
 import ArchivistStore
+import ArchivistTestSupport
 import Foundation
 import Testing
 
@@ -36,7 +37,7 @@ struct ChangesCommandTests {
 
     @Test("changes prints numbered changes in order, from --since, with --fields; stats says the last number")
     func listsChanges() throws {
-        let sandbox = try Sandbox()
+        let sandbox = try TemporaryFolder()
         try sandbox.run(["put", "a", Self.article("a")])
         try sandbox.run(["put", "b", Self.article("b", section: "World", headline: "Vote Count")])
         try sandbox.run(["put", "a", Self.article("a", headline: "Knicks Lose")])
@@ -62,7 +63,7 @@ struct ChangesCommandTests {
         "compact keeps removals for followers; after --purge-removals a --since below the feed's start fails with one line saying where it starts"
     )
     func compactedSinceFails() throws {
-        let sandbox = try Sandbox()
+        let sandbox = try TemporaryFolder()
         try sandbox.run(["put", "a", Self.article("a")])
         try sandbox.run(["put", "b", Self.article("b")])
         try sandbox.run(["remove", "a"])
@@ -89,7 +90,7 @@ struct ChangesCommandTests {
 
     @Test("repair after hand edits keeps every number; an unreadable index is numbered anew, and the open and repair say so")
     func repairKeepsOrRenumbers() throws {
-        let sandbox = try Sandbox()
+        let sandbox = try TemporaryFolder()
         for id in ["a", "b", "c"] { try sandbox.run(["put", id, Self.article(id)]) }
         try sandbox.run(["remove", "c"])
         usleep(5_000)
@@ -118,7 +119,7 @@ struct ChangesCommandTests {
 
     @Test("three writer processes and two followers: each follower sees every change once, in order, without gaps; a restarted one resumes")
     func followersSeeEveryChange() throws {
-        let sandbox = try Sandbox()
+        let sandbox = try TemporaryFolder()
         try sandbox.run(["put", "seed", Self.article("seed")])
         let first = try sandbox.start(["changes", "--follow", "--format", "jsonl"])
         let second = try sandbox.start(["changes", "--follow", "--format", "jsonl"])
@@ -173,7 +174,7 @@ struct ChangesCommandTests {
 
     @Test("a follower ends when the reader of its output goes away, while it waits for changes")
     func followerEndsWithItsReader() throws {
-        let sandbox = try Sandbox()
+        let sandbox = try TemporaryFolder()
         try sandbox.run(["put", "a", Self.article("a")])
         // `head` reads one line and exits; the pipe is the shell's, so no other process (this
         // test's parallel children included) holds its reading end.
@@ -188,7 +189,7 @@ struct ChangesCommandTests {
 
     @Test("watch shows a line per change with its time, kind, number, ID and headline")
     func watchLines() throws {
-        let sandbox = try Sandbox()
+        let sandbox = try TemporaryFolder()
         try sandbox.run(["put", "a", Self.article("a")])
         let watcher = try sandbox.start(["watch", "--since", "0"])
         defer { if watcher.process.isRunning { watcher.signal(SIGKILL) } }

@@ -13,10 +13,10 @@ import Testing
 /// on a fresh data folder and looks at its output, exit status and the files it leaves.
 @Suite("archivist command line")
 struct CommandLineTests {
-    let sandbox: Sandbox
+    let sandbox: TemporaryFolder
 
     init() throws {
-        sandbox = try Sandbox()
+        sandbox = try TemporaryFolder()
     }
 
     /// `{"added":A,"updated":U,"unchanged":N,"failed":F}` and a newline: what import prints.
@@ -396,13 +396,13 @@ struct CommandLineTests {
     }
 
     static let sampleFiles: [String] =
-        (try? FileManager.default.contentsOfDirectory(atPath: CLI.samplesFolder))?
+        (try? FileManager.default.contentsOfDirectory(atPath: NYTSamples.folder))?
         .filter { $0.hasSuffix(".json") }.sorted() ?? []
 
     @Test("the real NYT samples are all there, with their provenance")
     func realSamplesArePresent() throws {
         #expect(Self.sampleFiles.count == 14, "\(Self.sampleFiles)")
-        let sources = try String(contentsOfFile: CLI.samplesFolder + "/SOURCES.md", encoding: .utf8)
+        let sources = try String(contentsOfFile: NYTSamples.path("SOURCES.md"), encoding: .utf8)
         for name in Self.sampleFiles {
             #expect(sources.contains("| \(name) |"), "SOURCES.md does not say where \(name) comes from")
         }
@@ -412,7 +412,7 @@ struct CommandLineTests {
         "import of each real NYT sample stores each of its documents exactly as the API sent it",
         arguments: CommandLineTests.sampleFiles)
     func importRealSample(_ name: String) throws {
-        let path = CLI.samplesFolder + "/" + name
+        let path = NYTSamples.path(name)
         let source = try #require(sandbox.contents(path))
         let value = try JSONParser.parse(source)
         let result = try sandbox.run(["import", path])
@@ -758,7 +758,7 @@ struct CommandLineTests {
         #expect(get.status == 0, "\(get)")
         let stored = try get.json()
         #expect(stored["_id"]?.stringValue?.utf8.elementsEqual(id.utf8) == true)
-        #expect(stored == json(document).setting("_id", to: .string(id)))
+        #expect(try stored == json(document).setting("_id", to: .string(id)))
 
         // Nothing outside the data folder (io/ is the harness's own).
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.root).sorted() == ["data", "io"])
@@ -971,7 +971,7 @@ struct CommandLineTests {
         let lock = try HeldLock(sandbox.path(FileNames.lock))
         defer { lock.release() }
         try sandbox.write(#"{"id":"in-flight"}"# + "\n", to: sandbox.path(FileNames.journal))
-        try sandbox.write(JSONWriter.prettyBytes(json(#"{"_id":"in-flight","v":2}"#)), to: sandbox.documentFile("in-flight"))
+        try sandbox.write(JSONWriter.prettyBytes(try json(#"{"_id":"in-flight","v":2}"#)), to: sandbox.documentFile("in-flight"))
 
         let check = try sandbox.run(["check"], environment: ["ARCHIVIST_LOCK_TIMEOUT": "1"], timeout: 30)
         #expect(check.status == 0, "check reported the other writer's batch in flight as damage: \(check)")

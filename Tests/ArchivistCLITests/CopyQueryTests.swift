@@ -16,7 +16,7 @@ import Testing
 struct CopyQueryTests {
     /// A folder, its store, and its copy in a new database.
     final class Fixture {
-        let sandbox: Sandbox
+        let sandbox: TemporaryFolder
         let store: DocumentStore
         let copy: PostgresCopy
         let address: String
@@ -31,7 +31,7 @@ struct CopyQueryTests {
         init(seed: UInt64, count: Int = 400, edgesAfterLoad: Bool = false) throws {
             server = try PostgresServer.shared.get()
             database = try server.makeDatabase()
-            sandbox = try Sandbox()
+            sandbox = try TemporaryFolder()
             let writer = try DocumentStore(folder: sandbox.data, schema: .nyt)
             var generator = ArticleGenerator(seed: seed)
             let generated = generator.documents(count)

@@ -13,10 +13,10 @@ import Testing
 /// consistent: `check` passes and every stored document is a complete version of a source document.
 @Suite("archivist import killed at any moment", .serialized)
 struct CrashTests {
-    let sandbox: Sandbox
+    let sandbox: TemporaryFolder
 
     init() throws {
-        sandbox = try Sandbox()
+        sandbox = try TemporaryFolder()
     }
 
     static let total = 2200
@@ -199,132 +199,5 @@ enum Moment: CustomStringConvertible {
             if condition() { return }
             usleep(200)
         }
-    }
-}
-
-/// A flush (the segment written by `compact`) killed with SIGKILL at any moment.
-@Suite("archivist compact killed while it writes a segment", .serialized)
-struct MergeCrashTests {
-    let sandbox: Sandbox
-
-    init() throws {
-        sandbox = try Sandbox()
-    }
-
-    @Test("a compact killed with SIGKILL, during its rewrite of the index or its segment, loses nothing")
-    func compactKilledAtAnyMomentLosesNothing() throws {
-        let lines = ArticleGenerator.jsonLines(count: 1500, seed: 0xBEEF)
-        let sourcePath = sandbox.root + "/all.jsonl"
-        try sandbox.write(lines, to: sourcePath)
-        let template = sandbox.root + "/template"
-        let seeded = try sandbox.run(["--data", template, "import", sourcePath], dataOption: false)
-        try #require(seeded.status == 0, "\(seeded)")
-        let expected = try sandbox.run(["--data", template, "export"], dataOption: false).stdoutText
-        // How long an uninterrupted compact (the tail flushed into a segment, the index rewritten) takes.
-        let measured = sandbox.root + "/measured"
-        try FileManager.default.copyItem(atPath: template, toPath: measured)
-        let full = try sandbox.run(["--data", measured, "compact"], dataOption: false)
-        try #require(full.status == 0, "\(full)")
-        #expect(sandbox.exists(measured + "/" + FileNames.segments + "/000001.seg"), "compact wrote no segment")
-        let snapshotTemporary = FileNames.temporary + "/" + FileNames.segments + "_000001.seg.new"
-        var killedWhileWriting = 0
-        for run in 0..<6 {
-            let folder = sandbox.root + "/run-\(run)"
-            try FileManager.default.copyItem(atPath: template, toPath: folder)
-            let child = try sandbox.start(["--data", folder, "compact"], dataOption: false)
-            if run % 2 == 0 {
-                // The moment the segment's temporary file appears, or a little after.
-                let started = Date()
-                while child.process.isRunning, !sandbox.exists(folder + "/" + snapshotTemporary), Date().timeIntervalSince(started) < 60 {
-                    usleep(200)
-                }
-                usleep(useconds_t(run * 2000))
-            } else {
-                usleep(useconds_t(Double(run) / 6 * full.seconds * 1_000_000))
-            }
-            child.signal(SIGKILL)
-            let ended = try child.wait()
-            if ended.wasSignaled && ended.status == SIGKILL { killedWhileWriting += 1 }
-            let check = try sandbox.run(["--data", folder, "check"], dataOption: false)
-            #expect(check.status == 0, "run \(run): check failed: \(check)")
-            let export = try sandbox.run(["--data", folder, "export"], dataOption: false)
-            #expect(export.stdoutText == expected, "run \(run): the documents changed")
-            let count = try sandbox.run(["--data", folder, "count", "section_name = Sports"], dataOption: false)
-            let reference = try sandbox.run(["--data", template, "count", "section_name = Sports"], dataOption: false)
-            #expect(count.stdoutText == reference.stdoutText, "run \(run): a query answers otherwise")
-            try? FileManager.default.removeItem(atPath: folder)
-        }
-        #expect(killedWhileWriting >= 1, "none of the 6 compacts was still running when killed")
-    }
-}
-
-/// Flushes and merges of segments killed with SIGKILL at any moment: a script of small imports
-/// into a folder whose segments are small (`ARCHIVIST_FLUSH_THRESHOLD`), so that it flushes and
-/// merges after almost every one.
-@Suite("archivist killed while it flushes or merges segments", .serialized)
-struct SegmentCrashTests {
-    let sandbox: Sandbox
-
-    init() throws {
-        sandbox = try Sandbox()
-    }
-
-    /// Small segments: a flush after every import of 10 (5 changes outside an import, 40 in
-    /// one), merges of two.
-    static let environment = ["ARCHIVIST_FLUSH_THRESHOLD": "5", "ARCHIVIST_MERGE_FACTOR": "2"]
-
-    @Test("a script of imports killed during its flushes and merges leaves a folder that passes check; run again, nothing is lost")
-    func killedDuringMergesLosesNothing() throws {
-        let lines = CLIResult.lines(String(decoding: ArticleGenerator.jsonLines(count: 600, seed: 0xF1A5), as: UTF8.self))
-        var script = ""
-        for (part, start) in stride(from: 0, to: lines.count, by: 10).enumerated() {
-            let path = sandbox.root + "/part-\(part).jsonl"
-            try sandbox.write(lines[start..<min(lines.count, start + 10)].joined(separator: "\n") + "\n", to: path)
-            script += "import \(path)\n"
-        }
-        let reference = sandbox.root + "/reference"
-        let whole = try sandbox.run(["--data", reference], dataOption: false, stdin: Array(script.utf8), environment: Self.environment)
-        try #require(whole.status == 0, "\(whole)")
-        let expected = try sandbox.run(["--data", reference, "export"], dataOption: false).stdoutText
-        let stats = try sandbox.run(["--data", reference, "--format", "json", "stats"], dataOption: false).json()
-        guard case .array(let list)? = stats["segments"] else {
-            Issue.record("no segments: \(stats)")
-            return
-        }
-        #expect(list.count >= 2, "the reference left \(list.count) segments")
-        var killedWhileWriting = 0
-        for run in 0..<6 {
-            let folder = sandbox.root + "/run-\(run)"
-            let child = try sandbox.start(["--data", folder], dataOption: false, stdin: Array(script.utf8), environment: Self.environment)
-            // The moment a segment is being written (a flush or a merge) once a few are there.
-            let started = Date()
-            while child.process.isRunning, Date().timeIntervalSince(started) < 60 {
-                let written =
-                    (try? FileManager.default.contentsOfDirectory(atPath: folder + "/" + FileNames.segments))?
-                    .filter { $0.hasSuffix(".seg") }.count ?? 0
-                let writing =
-                    (try? FileManager.default.contentsOfDirectory(atPath: folder + "/" + FileNames.temporary))?
-                    .contains { $0.hasSuffix(".seg.new") } ?? false
-                if written >= run / 2 + 1 && writing { break }
-                usleep(100)
-            }
-            usleep(useconds_t(run * 300))
-            child.signal(SIGKILL)
-            let ended = try child.wait()
-            if ended.wasSignaled && ended.status == SIGKILL { killedWhileWriting += 1 }
-            let check = try sandbox.run(["--data", folder, "check"], dataOption: false, environment: Self.environment)
-            #expect(check.status == 0, "run \(run): check failed after the kill: \(check)")
-            let again = try sandbox.run(["--data", folder], dataOption: false, stdin: Array(script.utf8), environment: Self.environment)
-            #expect(again.status == 0, "run \(run): \(again)")
-            #expect(try sandbox.run(["--data", folder, "export"], dataOption: false).stdoutText == expected, "run \(run): documents lost")
-            for query in [["count", "section_name = Sports"], ["find", "\"election\"", "--limit", "5", "--fields", "_id"]] {
-                let ours = try sandbox.run(["--data", folder] + query, dataOption: false)
-                let theirs = try sandbox.run(["--data", reference] + query, dataOption: false)
-                #expect(ours.stdoutText == theirs.stdoutText, "run \(run): \(query) answers otherwise")
-            }
-            #expect(try sandbox.run(["--data", folder, "check"], dataOption: false).status == 0)
-            try? FileManager.default.removeItem(atPath: folder)
-        }
-        #expect(killedWhileWriting >= 3, "only \(killedWhileWriting) of the 6 runs were still running when killed")
     }
 }

@@ -1,5 +1,6 @@
 import ArchivistClient
 import ArchivistStore
+import ArchivistTestSupport
 import Foundation
 import Testing
 
@@ -13,10 +14,10 @@ import Testing
 /// are not checked.
 @Suite("the docs agree with archivist help")
 struct DocsTests {
-    let sandbox: Sandbox
+    let sandbox: TemporaryFolder
 
     init() throws {
-        sandbox = try Sandbox()
+        sandbox = try TemporaryFolder()
     }
 
     @Test("the commands table of docs/USAGE.md is the list archivist help prints, with each command's usage")
@@ -91,7 +92,7 @@ struct DocsTests {
         if shown != compiled {
             Issue.record("README.md:\(line): the library example differs from the one DocsTests.swift compiles and runs (readmeExample)")
         }
-        let month = CLI.samplesFolder + "/14_archive_1963_02_strike_era_3012docs_reserialized.json"
+        let month = NYTSamples.path("14_archive_1963_02_strike_era_3012docs_reserialized.json")
         let imported = try sandbox.run(["import", month])
         #expect(imported.status == 0, "\(imported)")
         try Self.readmeExample(folder: sandbox.data)
@@ -129,7 +130,7 @@ struct HelpFacts {
     var globalOptions: [String: Bool] = ["--help": false]
 
     /// Runs `archivist help` and `archivist help COMMAND` for every command it lists.
-    init(sandbox: Sandbox) throws {
+    init(sandbox: TemporaryFolder) throws {
         let overview = try sandbox.run(["help"])
         try #require(overview.status == 0, "archivist help failed: \(overview)")
         for line in Self.section("commands:", of: overview.stdoutText) {
@@ -294,26 +295,8 @@ enum ShellLine {
     }
 }
 
-/// A Markdown file of the package, read for its code blocks and tables.
-struct DocFile {
-    /// The path relative to the package root, for messages.
-    let path: String
-    /// Its lines.
-    let lines: [String]
-
-    init(_ path: String) throws {
-        self.path = path
-        let text = try String(contentsOfFile: CLI.packageRoot.appendingPathComponent(path).path, encoding: .utf8)
-        lines = text.components(separatedBy: "\n")
-    }
-
-    /// The docs whose command lines are checked: the README, every file in `docs/`, and the READMEs
-    /// of `bench/` and `data/` (not the history: `CHANGELOG.md`, `bench/RESULTS.md`).
-    static func checkedFiles() throws -> [String] {
-        let docs = try FileManager.default.contentsOfDirectory(atPath: CLI.packageRoot.appendingPathComponent("docs").path)
-        return ["README.md"] + docs.filter { $0.hasSuffix(".md") }.sorted().map { "docs/" + $0 } + ["bench/README.md", "data/README.md"]
-    }
-
+/// What the docs tests read in a Markdown file: its code blocks and tables.
+extension DocFile {
     /// The code blocks' lines with their line numbers (1-based) and the block's language.
     func codeLines() -> [(line: Int, text: String, language: String)] {
         var result: [(Int, String, String)] = []

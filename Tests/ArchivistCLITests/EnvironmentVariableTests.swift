@@ -1,3 +1,4 @@
+import ArchivistTestSupport
 import Foundation
 import Testing
 
@@ -5,10 +6,10 @@ import Testing
 /// used and before anything is written; none is silently ignored.
 @Suite("bad ARCHIVIST_* variables")
 struct EnvironmentVariableTests {
-    let sandbox: Sandbox
+    let sandbox: TemporaryFolder
 
     init() throws {
-        sandbox = try Sandbox()
+        sandbox = try TemporaryFolder()
     }
 
     /// Values that are not a number of seconds.

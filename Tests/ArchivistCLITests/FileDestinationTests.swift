@@ -1,4 +1,5 @@
 import ArchivistStore
+import ArchivistTestSupport
 import Foundation
 import Synchronization
 import Testing
@@ -15,10 +16,10 @@ import Testing
 /// temporary folder (a device node needs root: `mknod`).
 @Suite("output destinations: devices, FIFOs, sockets and links are written through, never replaced")
 struct FileDestinationTests {
-    let sandbox: Sandbox
+    let sandbox: TemporaryFolder
 
     init() throws {
-        sandbox = try Sandbox()
+        sandbox = try TemporaryFolder()
         for (id, n) in [("a", 1), ("b", 2), ("c", 3)] {
             let put = try sandbox.run(["put", id, #"{"n": \#(n)}"#])
             try #require(put.status == 0, "\(put)")
@@ -31,13 +32,6 @@ struct FileDestinationTests {
     /// glibc's makedev(3) for small numbers (a macro Swift does not import): /dev/null is 1, 3.
     static func device(major: UInt, minor: UInt) -> dev_t {
         dev_t((major & 0xfff) << 8 | (minor & 0xff))
-    }
-
-    /// The type bits of a path (not following a final link), or nil when it does not exist.
-    static func kind(_ path: String) -> mode_t? {
-        var status = stat()
-        guard lstat(path, &status) == 0 else { return nil }
-        return status.st_mode & S_IFMT
     }
 
     @Test(
@@ -78,7 +72,7 @@ struct FileDestinationTests {
         let deadline = Date().addingTimeInterval(10)
         while received.withLock({ $0.count }) < Self.exported.utf8.count, Date() < deadline { usleep(1_000) }
         #expect(String(decoding: received.withLock { $0 }, as: UTF8.self) == Self.exported)
-        #expect(Self.kind(fifo) == S_IFIFO)
+        #expect(fileKind(fifo) == S_IFIFO)
     }
 
     @Test("a FIFO without a reader is waited for, as cat waits, and Ctrl-C stops the wait with 130")
@@ -92,7 +86,7 @@ struct FileDestinationTests {
         let result = try running.wait(timeout: 10)
         #expect(result.status == 130, "\(result)")
         #expect(result.stderrLines == ["error: export: interrupted; '\(fifo)' was not written"])
-        #expect(Self.kind(fifo) == S_IFIFO)
+        #expect(fileKind(fifo) == S_IFIFO)
     }
 
     @Test("a symbolic link's target is replaced with its mode kept, and the link stays a link")
@@ -104,7 +98,7 @@ struct FileDestinationTests {
         #expect(symlink("real.jsonl", link) == 0)
         let result = try sandbox.run(["export", "--to", link])
         #expect(result.status == 0, "\(result)")
-        #expect(Self.kind(link) == S_IFLNK)
+        #expect(fileKind(link) == S_IFLNK)
         #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: link)) == "real.jsonl")
         #expect(String(decoding: sandbox.contents(target) ?? [], as: UTF8.self) == Self.exported)
         var status = stat()
@@ -137,13 +131,13 @@ struct FileDestinationTests {
         let deadline = Date().addingTimeInterval(10)
         while received.withLock({ $0.count }) < Self.exported.utf8.count, Date() < deadline { usleep(1_000) }
         #expect(String(decoding: received.withLock { $0 }, as: UTF8.self) == Self.exported)
-        #expect(Self.kind(fifo) == S_IFIFO)
-        #expect(Self.kind(sandbox.root + "/two") == S_IFLNK)
+        #expect(fileKind(fifo) == S_IFIFO)
+        #expect(fileKind(sandbox.root + "/two") == S_IFLNK)
 
         let dangling = sandbox.root + "/dangling"
         #expect(symlink("created.jsonl", dangling) == 0)
         #expect(try sandbox.run(["export", "--to", dangling]).status == 0)
-        #expect(Self.kind(dangling) == S_IFLNK)
+        #expect(fileKind(dangling) == S_IFLNK)
         #expect(String(decoding: sandbox.contents(sandbox.root + "/created.jsonl") ?? [], as: UTF8.self) == Self.exported)
     }
 
@@ -162,7 +156,7 @@ struct FileDestinationTests {
         shell.waitUntilExit()
         #expect(shell.terminationStatus == 0)
         #expect(String(decoding: sandbox.contents(log) ?? [], as: UTF8.self) == "earlier\n" + Self.exported)
-        #expect(Self.kind(log) == S_IFREG)
+        #expect(fileKind(log) == S_IFREG)
     }
 
     @Test("a Unix socket is connected to and gets the bytes")
@@ -199,7 +193,7 @@ struct FileDestinationTests {
         let deadline = Date().addingTimeInterval(10)
         while received.withLock({ $0.count }) < Self.exported.utf8.count, Date() < deadline { usleep(1_000) }
         #expect(String(decoding: received.withLock { $0 }, as: UTF8.self) == Self.exported)
-        #expect(Self.kind(path) == S_IFSOCK)
+        #expect(fileKind(path) == S_IFSOCK)
     }
 
     @Test(
@@ -240,37 +234,5 @@ struct FileDestinationTests {
         #expect(try sandbox.run(["export", "--to", fresh]).status == 0)
         #expect(stat(fresh, &status) == 0 && status.st_mode & 0o7777 == 0o644)
         #expect(tree(sandbox.root).filter { $0.contains(".tmp") }.isEmpty)
-    }
-
-    // MARK: The type itself, for the shell's other outputs (the history file)
-
-    @Test(
-        "resolve tells each kind of path apart without changing anything",
-        arguments: [
-            ("/dev/stdout", FileDestination.Route.descriptor(1)),
-            ("/dev/stderr", .descriptor(2)),
-            ("/dev/fd/1", .descriptor(1)),
-            ("/proc/self/fd/2", .descriptor(2)),
-            ("/dev/null", .inPlace(path: "/dev/null", kind: .characterDevice)),
-        ])
-    func resolvesSystemPaths(path: String, route: FileDestination.Route) throws {
-        #expect(try FileDestination.resolve(path).route == route)
-    }
-
-    @Test("a history file behind a link is saved through it, and one that is a FIFO is never written")
-    func historyThroughLinks() throws {
-        let target = sandbox.root + "/history.real"
-        let link = sandbox.root + "/history"
-        #expect(symlink("history.real", link) == 0)
-        #expect(HistoryFile.save(["count", "find x"], to: link))
-        #expect(Self.kind(link) == S_IFLNK)
-        #expect(HistoryFile.load(link) == .entries(["count", "find x"]))
-        var status = stat()
-        #expect(stat(target, &status) == 0 && status.st_mode & 0o7777 == 0o600)
-
-        let fifo = sandbox.root + "/history.fifo"
-        try #require(mkfifo(fifo, 0o600) == 0)
-        #expect(!HistoryFile.save(["count"], to: fifo))
-        #expect(Self.kind(fifo) == S_IFIFO)
     }
 }

@@ -1,4 +1,5 @@
 import ArchivistShell
+import ArchivistTestSupport
 import Foundation
 import Testing
 
@@ -7,10 +8,10 @@ import Testing
 /// change, and read the diff).
 @Suite("help matches its golden files")
 struct HelpGoldenTests {
-    let sandbox: Sandbox
+    let sandbox: TemporaryFolder
 
     init() throws {
-        sandbox = try Sandbox()
+        sandbox = try TemporaryFolder()
     }
 
     static let commands = CommandTable.standard.names

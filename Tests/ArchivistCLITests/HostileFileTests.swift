@@ -1,4 +1,5 @@
 import ArchivistStore
+import ArchivistTestSupport
 import Foundation
 import Testing
 
@@ -9,10 +10,10 @@ import Glibc
 /// Files that are not what they should be, in a data folder: never waited on, never read.
 @Suite("hostile files in a data folder")
 struct HostileFileTests {
-    let sandbox: Sandbox
+    let sandbox: TemporaryFolder
 
     init() throws {
-        sandbox = try Sandbox()
+        sandbox = try TemporaryFolder()
     }
 
     @Test("a FIFO in a document's place: check reports it at once, get fails, repair quarantines it and check is clean")
@@ -93,7 +94,7 @@ struct HostileFileTests {
         "a docs/ or tmp/ that is a symbolic link out of the folder is refused with one line naming it, and nothing is written through it",
         arguments: ["docs", "tmp"])
     func symlinkedStoreFolderIsRefused(_ name: String) throws {
-        let sandbox = try Sandbox()
+        let sandbox = try TemporaryFolder()
         try sandbox.run(["put", "a", #"{"n": 1}"#])
         let outside = sandbox.root + "/outside"
         try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
@@ -112,7 +113,7 @@ struct HostileFileTests {
 
     @Test("a document file of 300 MiB is refused, not read whole: get fails naming it, check reports it, repair quarantines it")
     func hugeDocumentIsRefused() throws {
-        let sandbox = try Sandbox()
+        let sandbox = try TemporaryFolder()
         try sandbox.run(["put", "big", #"{"n": 1}"#])
         try sandbox.run(["put", "small", #"{"n": 2}"#])
         // Sparse: the file says 300 MiB and takes no room.

@@ -10,11 +10,11 @@ import Testing
 /// types, `capture-pane` reads the screen. Each test uses its own tmux server socket.
 @Suite("the interactive shell in a terminal", .serialized)
 final class InteractiveShellTests {
-    let sandbox: Sandbox
+    let sandbox: TemporaryFolder
     let socket = "archivist-test-\(getpid())-\(UUID().uuidString.prefix(8))"
 
     init() throws {
-        sandbox = try Sandbox()
+        sandbox = try TemporaryFolder()
     }
 
     deinit {

@@ -13,7 +13,7 @@ import Testing
 @Suite("Ctrl-C during long commands")
 struct InterruptTests {
     @Test func ctrlCStopsImportBetweenBatchesKeepingCommittedOnes() throws {
-        let sandbox = try Sandbox()
+        let sandbox = try TemporaryFolder()
         defer { sandbox.remove() }
         let lines = ArticleGenerator.jsonLines(count: 3_500, seed: 31)
         let cuts = lines.indices.filter { lines[$0] == 0x0A }
@@ -59,7 +59,7 @@ struct InterruptTests {
     }
 
     @Test func ctrlCStopsALongFindListing() throws {
-        let sandbox = try Sandbox()
+        let sandbox = try TemporaryFolder()
         defer { sandbox.remove() }
         let file = sandbox.io + "/articles.jsonl"
         try sandbox.write(ArticleGenerator.jsonLines(count: 3_000, seed: 32), to: file)

@@ -13,10 +13,10 @@ import Testing
 /// root) and `mount`; elsewhere they are skipped, saying why.
 @Suite("the machine's faults: a read-only folder and a full disk", .serialized, .enabled(if: Mounts.available, "needs root and mount"))
 struct MachineFaultTests {
-    let sandbox: Sandbox
+    let sandbox: TemporaryFolder
 
     init() throws {
-        sandbox = try Sandbox()
+        sandbox = try TemporaryFolder()
     }
 
     static func article(_ n: Int, padding: Int = 0) -> String {
@@ -223,11 +223,10 @@ struct MachineFaultTests {
 enum Mounts {
     /// Whether this process can mount (root, with `mount` at hand): probed once with a tmpfs.
     static let available: Bool = {
-        guard getuid() == 0 else { return false }
-        let probe = FileManager.default.temporaryDirectory.appendingPathComponent("archivist-mount-probe-\(getpid())").path
-        defer { try? FileManager.default.removeItem(atPath: probe) }
-        guard (try? tmpfs(at: probe, kilobytes: 64)) != nil else { return false }
-        unmount(probe)
+        guard getuid() == 0, let probe = try? TemporaryFolder() else { return false }
+        defer { probe.remove() }
+        guard (try? tmpfs(at: probe.root, kilobytes: 64)) != nil else { return false }
+        unmount(probe.root)
         return true
     }()
 

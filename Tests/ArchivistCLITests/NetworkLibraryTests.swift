@@ -18,10 +18,10 @@ struct NetworkLibraryTests {
     /// scripts/sanitize links the Swift runtime and Foundation as shared libraries (Package.swift), so
     /// only there are they expected among the loaded libraries; the network stack never is.
     static let linksStaticRuntime = ProcessInfo.processInfo.environment["ARCHIVIST_SHARED_RUNTIME"] != "1"
-    let sandbox: Sandbox
+    let sandbox: TemporaryFolder
 
     init() throws {
-        sandbox = try Sandbox()
+        sandbox = try TemporaryFolder()
     }
 
     /// The environment of a run against `server`.

@@ -1,5 +1,6 @@
 import ArchivistClient
 import ArchivistStore
+import ArchivistTestSupport
 import Foundation
 import Testing
 
@@ -11,10 +12,10 @@ import Testing
 /// `remove --where`) through the built `archivist` binary, on a small folder of hand-made articles.
 @Suite("archivist query commands")
 struct QueryCommandTests {
-    let sandbox: Sandbox
+    let sandbox: TemporaryFolder
 
     init() throws {
-        sandbox = try Sandbox()
+        sandbox = try TemporaryFolder()
     }
 
     /// Seven articles: three Sports (one undated), two World, one Science, one Opinion.
@@ -29,7 +30,7 @@ struct QueryCommandTests {
     ]
 
     /// The articles by `_id`, as stored.
-    static let byIdentifier: [String: JSONValue] = byID(articles.map { json($0) })
+    static let byIdentifier: [String: JSONValue] = byID(articles.map { try! json($0) })  // the literals above parse
 
     /// The compact line `find`, `export` and jsonl print for an article.
     static func line(_ id: String) -> String {

@@ -24,7 +24,7 @@ struct ReplicateTests {
     }
 
     /// A folder of `count` generated articles (seed 5), imported through the CLI.
-    static func folder(_ sandbox: Sandbox, count: Int, seed: UInt64 = 5) throws {
+    static func folder(_ sandbox: TemporaryFolder, count: Int, seed: UInt64 = 5) throws {
         let file = sandbox.root + "/articles-\(seed).jsonl"
         try sandbox.write(ArticleGenerator.jsonLines(count: count, seed: seed), to: file)
         let imported = try sandbox.run(["import", file])
@@ -32,19 +32,19 @@ struct ReplicateTests {
     }
 
     /// The folder's live documents (compact JSON by ID) and the sequence number of each one's last change.
-    static func folderState(_ sandbox: Sandbox) throws -> (documents: [String: String], sequences: [String: Int]) {
+    static func folderState(_ sandbox: TemporaryFolder) throws -> (documents: [String: String], sequences: [String: Int]) {
         let exported = try sandbox.run(["export", "--format", "jsonl"])
         try #require(exported.status == 0, "\(exported)")
         var documents: [String: String] = [:]
         for line in exported.stdoutLines where !line.isEmpty {
-            guard case .string(let id)? = json(line)["_id"] else { continue }
+            guard case .string(let id)? = try json(line)["_id"] else { continue }
             documents[id] = line
         }
         let changes = try sandbox.run(["changes", "--format", "jsonl"])
         try #require(changes.status == 0, "\(changes)")
         var sequences: [String: Int] = [:]
         for line in changes.stdoutLines where !line.isEmpty {
-            let change = json(line)
+            let change = try json(line)
             guard case .string(let id)? = change["id"], case .number(let seq)? = change["seq"] else { continue }
             if case .string("removed")? = change["change"] {
                 sequences[id] = nil
@@ -57,7 +57,7 @@ struct ReplicateTests {
 
     /// The copy equals the folder: IDs and numbers, documents as jsonb, the checkpoint's rows.
     static func expectCopyEqualsFolder(
-        _ sandbox: Sandbox, conninfo: String, table: String = "articles", sourceLocation: SourceLocation = #_sourceLocation
+        _ sandbox: TemporaryFolder, conninfo: String, table: String = "articles", sourceLocation: SourceLocation = #_sourceLocation
     ) throws {
         let (documents, sequences) = try folderState(sandbox)
         #expect(Set(documents.keys) == Set(sequences.keys), sourceLocation: sourceLocation)
@@ -78,7 +78,7 @@ struct ReplicateTests {
         let checkpoint = try #require(counted.values.first, sourceLocation: sourceLocation)
         #expect(checkpoint[0] == checkpoint[1], "the checkpoint's row count is the table's", sourceLocation: sourceLocation)
         let last = try sandbox.run(["changes", "--format", "jsonl"]).stdoutLines.compactMap { line -> Int? in
-            guard !line.isEmpty, case .number(let seq)? = json(line)["seq"] else { return nil }
+            guard !line.isEmpty, case .number(let seq)? = try json(line)["seq"] else { return nil }
             return Int(seq)
         }.max()
         if let last {
@@ -87,13 +87,13 @@ struct ReplicateTests {
     }
 
     /// `put` of a new version of `id` (a field `revision` set to `revision`).
-    static func putRevision(_ sandbox: Sandbox, id: String, revision: Int) throws {
+    static func putRevision(_ sandbox: TemporaryFolder, id: String, revision: Int) throws {
         let put = try sandbox.run(["put", id, #"{"headline":{"main":"revision \#(revision)"},"revision":\#(revision)}"#])
         try #require(put.status == 0, "\(put)")
     }
 
     /// Waits until `--status` shows nothing pending (at most `timeout` seconds).
-    static func waitUntilCaughtUp(_ sandbox: Sandbox, conninfo: String, timeout: Double = 60) throws {
+    static func waitUntilCaughtUp(_ sandbox: TemporaryFolder, conninfo: String, timeout: Double = 60) throws {
         let end = Date().addingTimeInterval(timeout)
         while Date() < end {
             let status = try sandbox.run(["replicate", conninfo, "--status", "--format", "json"])
@@ -106,7 +106,7 @@ struct ReplicateTests {
     @Test("the initial load copies the folder, then each run copies only what changed since")
     func initialLoadThenIncrementalRuns() throws {
         let (_, conninfo) = try Self.database()
-        let sandbox = try Sandbox()
+        let sandbox = try TemporaryFolder()
         try Self.folder(sandbox, count: 400)
         let first = try sandbox.run(["replicate", conninfo, "--format", "json"])
         try #require(first.status == 0, "\(first)")
@@ -141,7 +141,7 @@ struct ReplicateTests {
     @Test("an initial load spread over many windows and three connections copies every document once, indexed, compressed by lz4")
     func initialLoadOnSeveralConnections() throws {
         let (_, conninfo) = try Self.database()
-        let sandbox = try Sandbox()
+        let sandbox = try TemporaryFolder()
         try Self.folder(sandbox, count: 300, seed: 9)
         let loaded = try sandbox.run(
             ["replicate", conninfo, "--format", "json"],
@@ -172,7 +172,7 @@ struct ReplicateTests {
     @Test("a follower keeps the copy equal to a folder that three writers change at once")
     func followerWithThreeWriters() throws {
         let (_, conninfo) = try Self.database()
-        let sandbox = try Sandbox()
+        let sandbox = try TemporaryFolder()
         try Self.folder(sandbox, count: 200)
         let follower = try sandbox.start(["replicate", conninfo, "--follow", "--format", "json"])
         var writers: [RunningCLI] = []
@@ -204,7 +204,7 @@ struct ReplicateTests {
     @Test("replicate killed at many points and run again loses nothing and applies nothing twice")
     func killedAndRestarted() throws {
         let (_, conninfo) = try Self.database()
-        let sandbox = try Sandbox()
+        let sandbox = try TemporaryFolder()
         try Self.folder(sandbox, count: 1_500)
         let small = ["ARCHIVIST_REPLICATE_BATCH": "40"]
         // Kills during the initial load, each after a longer while.
@@ -243,7 +243,7 @@ struct ReplicateTests {
         defer { server.stop() }
         let name = try server.makeDatabase()
         let conninfo = server.connectionString(database: name)
-        let sandbox = try Sandbox()
+        let sandbox = try TemporaryFolder()
         try Self.folder(sandbox, count: 100)
         let follower = try sandbox.start(["replicate", conninfo, "--follow"])
         try Self.waitUntilCaughtUp(sandbox, conninfo: conninfo)
@@ -262,7 +262,7 @@ struct ReplicateTests {
     @Test("after compact and repair the next run is incremental: it writes only what changed")
     func compactAndRepairKeepTheCopyIncremental() throws {
         let (_, conninfo) = try Self.database()
-        let sandbox = try Sandbox()
+        let sandbox = try TemporaryFolder()
         try Self.folder(sandbox, count: 300)
         let ids = try Self.folderState(sandbox).documents.keys.sorted()
         let removed = try sandbox.run(["remove", ids[0], ids[1]])
@@ -283,7 +283,7 @@ struct ReplicateTests {
         try Self.expectCopyEqualsFolder(sandbox, conninfo: conninfo)
         // A document edited by hand, and repair: only that document is written.
         let file = sandbox.documentFile(ids[20])
-        var document = json(String(decoding: try #require(sandbox.contents(file)), as: UTF8.self))
+        var document = try json(String(decoding: try #require(sandbox.contents(file)), as: UTF8.self))
         document = document.setting("edited_by_hand", to: .bool(true))
         try sandbox.write(JSONWriter.prettyBytes(document), to: file)
         let repaired = try sandbox.run(["repair"])
@@ -299,7 +299,7 @@ struct ReplicateTests {
     @Test("a folder swapped for another, or restored from an older copy, is detected and resynced")
     func resetsAreDetected() throws {
         let (_, conninfo) = try Self.database()
-        let sandbox = try Sandbox()
+        let sandbox = try TemporaryFolder()
         try Self.folder(sandbox, count: 120)
         try #require(try sandbox.run(["replicate", conninfo]).status == 0)
         // An older copy of the folder, kept aside; then more changes, copied.
@@ -337,7 +337,7 @@ struct ReplicateTests {
         try server.psql("DO $$ BEGIN CREATE ROLE alice LOGIN PASSWORD 'Alice-Pass-31'; EXCEPTION WHEN duplicate_object THEN NULL; END $$")
         try server.psql("DO $$ BEGIN CREATE ROLE carol LOGIN PASSWORD 'Carol-Pass-77'; EXCEPTION WHEN duplicate_object THEN NULL; END $$")
         try server.psql("CREATE SCHEMA carol AUTHORIZATION carol", database: database)
-        let sandbox = try Sandbox()
+        let sandbox = try TemporaryFolder()
         try Self.folder(sandbox, count: 30)
         let cases: [(String, String, String)] = [
             (
@@ -367,7 +367,7 @@ struct ReplicateTests {
     @Test("a second replicate into the same table while one holds it stops with one line and writes nothing")
     func secondReplicateIsRefused() throws {
         let (_, conninfo) = try Self.database()
-        let sandbox = try Sandbox()
+        let sandbox = try TemporaryFolder()
         try Self.folder(sandbox, count: 20)
         // The lock a running replicate holds for its session.
         let holder = try PostgresConnection(ConnectionInfo(conninfo))
@@ -394,7 +394,7 @@ struct ReplicateTests {
         let database = String(conninfo.split(separator: " ").first { $0.hasPrefix("dbname=") }!.dropFirst("dbname=".count))
         try server.psql(
             "CREATE SCHEMA IF NOT EXISTS nyt; CREATE TABLE \(table) (id text); INSERT INTO \(table) VALUES ('mine')", database: database)
-        let sandbox = try Sandbox()
+        let sandbox = try TemporaryFolder()
         try Self.folder(sandbox, count: 10)
         let result = try sandbox.run(["replicate", conninfo, "--table", table])
         #expect(result.status == 1, "\(result)")

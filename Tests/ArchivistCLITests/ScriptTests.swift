@@ -1,126 +1,18 @@
 import ArchivistClient
 import ArchivistStore
+import ArchivistTestSupport
 import Foundation
 import Testing
 
 @testable import ArchivistShell
 
-/// How a command line or a script line is split into words, and when it continues.
-@Suite struct CommandLineSplitterTests {
-    @Test(arguments: [
-        ("get abc", ["get", "abc"]),
-        ("  find   section_name = Sports  ", ["find", "section_name", "=", "Sports"]),
-        (#"find headline.main ~ "New York""#, ["find", "headline.main", "~", "New York"]),
-        (#"put x '{"a": 1}'"#, ["put", "x", #"{"a": 1}"#]),
-        (#"put x {"a": 1, "b": [1, 2]}"#, ["put", "x", #"{"a": 1, "b": [1, 2]}"#]),
-        (#"put x {"s": "a } b \" c"}"#, ["put", "x", #"{"s": "a } b \" c"}"#]),
-        (#"say "a \"quoted\" word""#, ["say", #"a "quoted" word"#]),
-        (#"one\ word"#, ["one word"]),
-        (#"find '"climate change"'"#, ["find", #""climate change""#]),
-        ("count", ["count"]),
-        ("", []),
-        (#"x "" y"#, ["x", "", "y"]),
-        ("put x {\"a\":\n1}", ["put", "x", "{\"a\":\n1}"]),
-        ("put x {\"a\":\\\n1}", ["put", "x", "{\"a\":1}"]),
-        // An escaped backslash at the end of a line is no continuation: the newline stays.
-        ("say \"a\\\\\nb\"", ["say", "a\\\nb"]),
-        ("say a\\\\\nb", ["say", "a\\", "b"]),
-        ("a\\\n\\\nb", ["ab"]),
-        ("say \"\u{301}x\"", ["say", "\u{301}x"]),
-    ])
-    func splitsLikeAShellAndKeepsJSONWhole(line: String, words: [String]) {
-        #expect(CommandLineSplitter.split(line) == .words(words))
-    }
-
-    @Test(arguments: [
-        ("Sports", ShellWord.Quoting.none),
-        (#""New York""#, .double),
-        ("'New York'", .single),
-        (#""""#, .double),
-        (#"headline~"don't""#, .mixed),
-        (#""a"'b'"#, .mixed),
-        (#"one\ word"#, .none),
-        (#"{"a": 1}"#, .json),
-    ])
-    func eachWordRemembersHowItWasQuoted(word: String, quoting: ShellWord.Quoting) {
-        guard case .words(let words) = CommandLineSplitter.splitWords("count " + word + " next") else {
-            Issue.record("not a whole command")
-            return
-        }
-        #expect(words.map(\.quoting) == [.none, quoting, .none], "\(word)")
-    }
-
-    @Test(arguments: [
-        #"put x {"a": 1"#,
-        #"put x ["#,
-        #"find "unclosed"#,
-        "find 'unclosed",
-        #"put x {"s": "}"#,
-        "count \\",
-    ])
-    func anUnfinishedCommandContinuesOnTheNextLine(line: String) {
-        #expect(CommandLineSplitter.split(line) == .incomplete)
-    }
-
-    @Test(
-        "a command given a line at a time splits as its whole text does",
-        arguments: [
-            ["put a {", #"  "n": [1,"#, "    2]", "}"],
-            ["find \\", "  _id = a", ""],
-            ["say 'open", "", "still open", "closed'"],
-            [#"say "a\\"#, #"b""#],
-            ["x \\", "\\", "y"],
-            ["count '"],
-        ])
-    func linesScannedOneAtATimeAgreeWithTheWholeText(lines: [String]) {
-        var scanner = CommandLineSplitter.LineScanner()
-        for line in lines { scanner.add(line) }
-        #expect(scanner.outcome == CommandLineSplitter.splitWords(lines.joined(separator: "\n")), "\(lines)")
-    }
-
-    @Test("a quote left open for 100,000 lines is scanned once, not once per line", .timeLimit(.minutes(1)))
-    func aLongOpenQuoteCostsEachLineOnce() {
-        var pending = PendingCommand()
-        #expect(pending.add("count '") == .unfinished)
-        for _ in 0..<100_000 { _ = pending.add(String(repeating: "x", count: 40)) }
-        guard case .command(_, let words) = pending.add("'") else {
-            Issue.record("the quote did not close")
-            return
-        }
-        #expect(words.count == 2)
-        #expect(words[1].text.utf8.count == 100_000 * 41 + 1)
-    }
-
-    @Test("a command over 64 MiB is dropped, and the next starts clean")
-    func aCommandPastTheBoundIsDropped() {
-        var pending = PendingCommand()
-        let line = String(repeating: "x", count: 1 << 20)
-        #expect(pending.add("count '") == .unfinished)
-        var step = PendingCommand.Step.unfinished
-        var added = 0
-        while step == .unfinished {
-            step = pending.add(line)
-            added += 1
-        }
-        #expect(step == .tooLong)
-        #expect(added == 64)
-        #expect(pending.isEmpty)
-        #expect(pending.add("count") == .command(text: "count", words: [ShellWord("count", quoting: .none)]))
-    }
-
-    @Test func bracketsInOrdinaryWordsDoNotContinueTheLine() {
-        #expect(CommandLineSplitter.split(#"find headline.main ~ "[draft""#) == .words(["find", "headline.main", "~", "[draft"]))
-        #expect(CommandLineSplitter.split("get a[b") == .words(["get", "a[b"]))
-    }
-}
-
 /// Scripts piped into `archivist` with no command.
 @Suite("archivist reading a script on standard input")
 struct ScriptTests {
-    let sandbox: Sandbox
+    let sandbox: TemporaryFolder
 
     init() throws {
-        sandbox = try Sandbox()
+        sandbox = try TemporaryFolder()
     }
 
     func script(_ text: String, _ options: [String] = []) throws -> CLIResult {
@@ -393,92 +285,5 @@ struct ScriptTests {
         let result = try script("put a {}\n\(word)\nput b {}\n")
         #expect(result.status == 0, "\(result)")
         #expect(result.stdoutLines == [#"{"id":"a","outcome":"added"}"#], "\(result)")
-    }
-}
-
-/// Tab completion of document IDs.
-@Suite("completion of document IDs")
-struct DocumentIDCompletionTests {
-    @Test func anyIDCanBeCompletedHoweverManyThereAre() throws {
-        let sandbox = try Sandbox()
-        defer { sandbox.remove() }
-        let store = try DocumentStore(folder: sandbox.data, schema: .nyt)
-        let documents: [JSONValue] = (0...10_000).map { .object([JSONMember(key: "_id", value: .string(String(format: "id%05d", $0)))]) }
-        #expect(try store.upsert(documents).count == 10_001)
-        let shell = Shell(dataFolder: sandbox.data, output: TextSink(), errors: TextSink())
-        // The last in ID order is past the first 10,000.
-        #expect(shell.completions(for: "get id1000") == ["id10000"])
-        #expect(shell.completions(for: "get id0000").count == 10)
-        #expect(shell.completions(for: "get ").count == 10_000, "at most 10,000 offered at once")
-    }
-
-    @Test func theShellsOwnCommandsCompleteTheirWordsAndTheWordsForLeaving() throws {
-        let sandbox = try Sandbox()
-        defer { sandbox.remove() }
-        let shell = Shell(dataFolder: sandbox.data, output: TextSink(), errors: TextSink())
-        #expect(shell.completions(for: ".mode ") == ["table", "json", "jsonl", "csv"])
-        #expect(shell.completions(for: ".pager ") == ["on", "off"])
-        #expect(shell.completions(for: ".timer ") == ["on", "off"])
-        let first = Set(shell.completions(for: ""))
-        #expect(first.isSuperset(of: ["quit", "exit", ".quit", ".exit", ".pager", "find"]))
-    }
-}
-
-/// The shell's own commands are declared once, in `DotCommand.all`: its dispatch, `.help` and
-/// completion are read from there.
-@Suite("the dot-command table")
-struct DotCommandTableTests {
-    /// Runs one script line in `shell`: its status, and what it wrote to stderr.
-    func run(_ line: String, in shell: Shell, errors: TextSink) -> (status: Int32, errors: String) {
-        let before = errors.capturedText.count
-        var lines = [line]
-        let status = shell.runScript(bail: false) { lines.popLast() }
-        return (status, String(errors.capturedText.dropFirst(before)))
-    }
-
-    @Test("every declared dot-command, and each of its names, is dispatched, listed by .help and completed")
-    func everyDotCommandIsDispatchedListedAndCompleted() throws {
-        let sandbox = try Sandbox()
-        defer { sandbox.remove() }
-        let output = TextSink()
-        let errors = TextSink()
-        let shell = Shell(dataFolder: sandbox.data, output: output, errors: errors)
-        let unknown = run(".frobnicate", in: shell, errors: errors)
-        #expect(unknown.status == ExitStatus.failure && unknown.errors.contains("unknown or malformed shell command"))
-        #expect(run(".help", in: shell, errors: errors).status == ExitStatus.success)
-        let help = output.capturedText.split(separator: "\n").map(String.init)
-        let first = shell.completions(for: "")
-        #expect(!DotCommand.all.isEmpty)
-        for command in DotCommand.all {
-            let listed = help.filter { $0.hasPrefix(command.names.joined(separator: ", ")) && $0.hasSuffix(" " + command.summary) }
-            #expect(listed.count == 1, "\(command.name) in .help:\n\(help.joined(separator: "\n"))")
-            let arguments: String
-            switch command.arguments {
-            case .none, .optional: arguments = ""
-            case .word: arguments = " " + sandbox.root + "/other"
-            case .oneOf(let words): arguments = " " + words[0]
-            }
-            for name in command.names {
-                let result = run(name + arguments, in: shell, errors: errors)
-                #expect(result.status == ExitStatus.success && result.errors.isEmpty, "\(name)\(arguments): \(result)")
-                #expect(first.contains(name), "\(name) is offered as a first word")
-                #expect(shell.completions(for: name + " ") == command.arguments.completions, "\(name)'s argument")
-                #expect(CommandTable.standard.overview.contains(name), "help's overview names \(name)")
-            }
-        }
-    }
-
-    @Test(".help lists the dot-commands, aligned, in the table's order")
-    func theHelpList() {
-        #expect(
-            DotCommand.help == """
-                .mode [table|json|jsonl|csv]   show or set the output format
-                .timer on|off                  print each command's wall time on stderr
-                .pager on|off                  show output taller than the terminal through $PAGER (else less -FRX)
-                .open DIR                      switch to another data folder (or a postgresql:// copy, read-only)
-                .quit, .exit, quit, exit       stop reading commands (Ctrl-D too)
-                .help                          this list
-
-                """)
     }
 }

@@ -14,10 +14,10 @@ import Testing
 @Suite("archivist search against the fake NYT server")
 struct SearchCommandTests {
     static let key = "k3y-SECRET-7f1e2d"
-    let sandbox: Sandbox
+    let sandbox: TemporaryFolder
 
     init() throws {
-        sandbox = try Sandbox()
+        sandbox = try TemporaryFolder()
     }
 
     /// The environment of a run against `server`: no pacing, tiny backoff, a timeout with room for a busy machine.
@@ -50,7 +50,7 @@ struct SearchCommandTests {
         #expect(
             first.hasPrefix(#"{"fetched":"#) && first.contains(#","added":"#) && first.contains(#","updated":"#)
                 && first.contains(#","unchanged":"#) && first.contains(#","pages":"#), "\(first)")
-        guard case .object(let members) = json(first) else { Issue.record("summary is not an object: \(first)"); return [:] }
+        guard case .object(let members) = try json(first) else { Issue.record("summary is not an object: \(first)"); return [:] }
         var values: [String: Int] = [:]
         for member in members {
             // The sequence range is checked on its own: it spans the changes the run committed.
@@ -70,7 +70,7 @@ struct SearchCommandTests {
         let result = try search(["--pages", "2", "--sort", "newest", "--fields", "_id,pub_date"], server: server)
         #expect(result.status == 0, "\(result)")
         #expect(try summary(result) == ["fetched": 20, "added": 20, "updated": 0, "unchanged": 0, "pages": 2])
-        let rows = result.stdoutLines.dropFirst().map { json($0) }
+        let rows = try result.stdoutLines.dropFirst().map { try json($0) }
         #expect(rows.count == 20)
         let dates = rows.compactMap { $0["pub_date"]?.stringValue }.map { ISODate.instant(of: $0) ?? 0 }
         #expect(dates == dates.sorted(by: >), "newest first")
@@ -110,7 +110,7 @@ struct SearchCommandTests {
         #expect(requests.allSatisfy { $0.query["api-key"] == Self.key })
         #expect(result.stderrText.contains("more than the API's 1,000"), "\(result)")
         // Every request was counted in the data folder.
-        let usage = json(String(decoding: try #require(sandbox.contents(sandbox.path(ClientFiles.apiUsage))), as: UTF8.self))
+        let usage = try json(String(decoding: try #require(sandbox.contents(sandbox.path(ClientFiles.apiUsage))), as: UTF8.self))
         let today = CalendarDay.today.description
         #expect(usage["requests_per_day"]?[today] == .number(String(requests.count)))
         try expectConsistentStore()
@@ -288,9 +288,9 @@ struct SearchCommandTests {
         let offline = try search(["--fq", desks, "--fields", "_id"], server: nil, base: base)
         #expect(offline.status == 0, "\(offline)")
         #expect(offline.stderrText.contains("answering from the cache"), "\(offline)")
-        let onlineIDs = Set(online.stdoutLines.dropFirst().compactMap { json($0)["_id"]?.stringValue })
+        let onlineIDs = try Set(online.stdoutLines.dropFirst().compactMap { try json($0)["_id"]?.stringValue })
         #expect(!onlineIDs.isEmpty)
-        #expect(Set(offline.stdoutLines.dropFirst().compactMap { json($0)["_id"]?.stringValue }) == onlineIDs)
+        #expect(try Set(offline.stdoutLines.dropFirst().compactMap { try json($0)["_id"]?.stringValue }) == onlineIDs)
         // An fq on text the cache does not hold is left out, with a note.
         let body = try search(["--fq", #"body:"climate""#, "--fields", "_id"], server: nil, base: base)
         #expect(body.status == 0, "\(body)")
@@ -306,12 +306,12 @@ struct SearchCommandTests {
         #expect(result.stderrText.contains("connection refused"), "\(result)")
         #expect(result.stderrText.contains("answering from the cache"), "\(result)")
         #expect(try summary(result) == ["fetched": 0, "added": 0, "updated": 0, "unchanged": 0, "pages": 0])
-        let cached = Set(result.stdoutLines.dropFirst().compactMap { json($0)["_id"]?.stringValue })
+        let cached = try Set(result.stdoutLines.dropFirst().compactMap { try json($0)["_id"]?.stringValue })
         let local = try sandbox.run([
             "--format", "jsonl", "find", "\"\(word)\"", "and", "pub_date", ">=", "2021-01-01",
             "and", "pub_date", "<=", "2021-12-31", "--fields", "_id",
         ])
-        let expected = Set(local.stdoutLines.compactMap { json($0)["_id"]?.stringValue })
+        let expected = try Set(local.stdoutLines.compactMap { try json($0)["_id"]?.stringValue })
         #expect(!cached.isEmpty)
         #expect(cached == expected)
     }
@@ -339,7 +339,7 @@ struct SearchCommandTests {
         #expect(try summary(first)["added"] == 40)
 
         let listed = try sandbox.run(["--format", "jsonl", "searches"])
-        let row = json(try #require(listed.stdoutLines.first))
+        let row = try json(try #require(listed.stdoutLines.first))
         #expect(row["name"] == .string("quarter"))
         #expect(row["from"] == .string("2024-01-01"))
         #expect(row["fetched"] == .number("40"))
@@ -355,7 +355,7 @@ struct SearchCommandTests {
         let before = server.requests.count
         let refreshed = try sandbox.run(["--format", "jsonl", "refresh", "quarter"], environment: environment(server))
         #expect(refreshed.status == 0, "\(refreshed)")
-        let report = json(try #require(refreshed.stdoutLines.first))
+        let report = try json(try #require(refreshed.stdoutLines.first))
         #expect(report["added"] == .number("7"), "\(report)")
         let overlap = newestDay.adding(days: -1)
         #expect(report["from"] == .string(overlap.description), "a day of overlap before the newest stored")
@@ -367,7 +367,7 @@ struct SearchCommandTests {
         // Nothing new: one request.
         let quiet = try sandbox.run(["--format", "jsonl", "refresh"], environment: environment(server))
         #expect(quiet.status == 0, "\(quiet)")
-        let quietReport = json(try #require(quiet.stdoutLines.first))
+        let quietReport = try json(try #require(quiet.stdoutLines.first))
         #expect(quietReport["added"] == .number("0"), "\(quietReport)")
         #expect(server.requests.count == before + sent.count + 1)
         try expectConsistentStore()
@@ -388,7 +388,7 @@ struct SearchCommandTests {
         try search(["--save", "b"], server: server)
         #expect(try sandbox.run(["--format", "jsonl", "searches"]).stdoutLines.count == 2)
         #expect(try sandbox.run(["searches", "--drop", "a"]).status == 0)
-        let left = try sandbox.run(["--format", "jsonl", "searches"]).stdoutLines.map { json($0)["name"] }
+        let left = try sandbox.run(["--format", "jsonl", "searches"]).stdoutLines.map { try json($0)["name"] }
         #expect(left == [.string("b")])
     }
 
@@ -404,7 +404,7 @@ struct SearchCommandTests {
         #expect(
             result.stderrLines.filter { $0.hasPrefix("warning:") } == ["warning: 450 API requests today (UTC); NYT allows 500 a day"],
             "\(result)")
-        let usage = json(String(decoding: try #require(sandbox.contents(sandbox.path(ClientFiles.apiUsage))), as: UTF8.self))
+        let usage = try json(String(decoding: try #require(sandbox.contents(sandbox.path(ClientFiles.apiUsage))), as: UTF8.self))
         #expect(usage["requests_per_day"]?[today] == .number("451"))
     }
 
@@ -494,25 +494,5 @@ struct SearchCommandTests {
             let bytes = try #require(sandbox.contents(sandbox.path(relative)))
             #expect(!holdsKey(bytes), "\(relative) holds the key")
         }
-    }
-}
-
-/// Tab completion offers saved search names where a name goes.
-@Suite("completion of saved search names")
-struct SavedSearchCompletionTests {
-    @Test func completionOffersSavedSearchNamesAfterRefreshAndDrop() throws {
-        let sandbox = try Sandbox()
-        defer { sandbox.remove() }
-        let store = try DocumentStore(folder: sandbox.data, schema: .nyt)
-        let saved = SavedSearches(store: store)
-        try saved.save(SavedSearch(name: "climate", request: SearchRequest(query: "climate"), savedAt: Date()))
-        try saved.save(SavedSearch(name: "desks", request: SearchRequest(filterQuery: #"news_desk:"Sports""#), savedAt: Date()))
-        let shell = Shell(dataFolder: sandbox.data, output: TextSink(), errors: TextSink())
-        #expect(Set(shell.completions(for: "refresh ")) == ["climate", "desks"])
-        #expect(Set(shell.completions(for: "refresh climate d")) == ["climate", "desks"])
-        #expect(Set(shell.completions(for: "searches --drop ")) == ["climate", "desks"])
-        #expect(shell.completions(for: "search --sort ") == ["newest", "oldest", "relevance"])
-        #expect(shell.completions(for: "search clim").isEmpty, "query words are free text")
-        #expect(shell.completions(for: "search --p").contains("--pages"))
     }
 }

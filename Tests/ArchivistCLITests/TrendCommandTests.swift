@@ -11,10 +11,10 @@ import FoundationXML
 /// article at all in 2016 (a gap).
 @Suite("archivist trend")
 struct TrendCommandTests {
-    let sandbox: Sandbox
+    let sandbox: TemporaryFolder
 
     init() throws {
-        sandbox = try Sandbox()
+        sandbox = try TemporaryFolder()
     }
 
     /// The documents, one a year picked out as `_id` for a series that is zero in every other year.

@@ -20,11 +20,11 @@ private let tmuxIsInstalled: Bool = (ProcessInfo.processInfo.environment["PATH"]
     "trend in a terminal", .serialized,
     .enabled(if: tmuxIsInstalled, "tmux is not installed (scripts/install-deps installs it): the terminal chart is not tested"))
 final class TrendTerminalTests {
-    let sandbox: Sandbox
+    let sandbox: TemporaryFolder
     let socket = "archivist-trend-\(getpid())-\(UUID().uuidString.prefix(8))"
 
     init() throws {
-        sandbox = try Sandbox()
+        sandbox = try TemporaryFolder()
         let file = sandbox.root + "/articles.jsonl"
         let documents = ArticleGenerator.corpus(count: 400, seed: 72, from: "1990-01-01", to: "2020-12-31")
         try sandbox.write(documents.map { JSONWriter.compactString($0) + "\n" }.joined(), to: file)

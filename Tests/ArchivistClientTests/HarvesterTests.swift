@@ -100,7 +100,7 @@ struct HarvestRun {
     let events: [HarvestEvent]
 
     init(
-        _ corpus: [JSONValue], _ request: SearchRequest, limit: PageLimit, in folder: ScratchFolder,
+        _ corpus: [JSONValue], _ request: SearchRequest, limit: PageLimit, in folder: TemporaryFolder,
         intercept: @escaping @Sendable (_ request: CorpusTransport.Request, _ call: Int) -> HTTPResponse? = { _, _ in nil }
     ) async throws {
         store = try folder.store()
@@ -142,7 +142,7 @@ struct HarvestRun {
     // MARK: Pages
 
     @Test func threePagesFetchThreePagesAndUpsertThirty() async throws {
-        let folder = try ScratchFolder()
+        let folder = try TemporaryFolder()
         defer { folder.remove() }
         let corpus = ArticleGenerator.corpus(count: 100, seed: 11, from: "2020-01-01", to: "2020-12-31")
         let run = try await HarvestRun(corpus, HarvesterTests.range("2020-01-01", "2020-12-31"), limit: .pages(3), in: folder)
@@ -166,7 +166,7 @@ struct HarvestRun {
     }
 
     @Test func idsTheStoreTellsApartAreCountedApart() async throws {
-        let folder = try ScratchFolder()
+        let folder = try TemporaryFolder()
         defer { folder.remove() }
         // Canonically equivalent spellings: equal as Swift strings, two documents in the store.
         let corpus: [JSONValue] = ["caf\u{e9}", "cafe\u{301}"].map { id in
@@ -184,7 +184,7 @@ struct HarvestRun {
 
     @Test(arguments: [(25, 3), (20, 2), (10, 1), (3, 1), (0, 1)])
     func pagesStopWhenTheHitsRunOut(hits: Int, requests: Int) async throws {
-        let folder = try ScratchFolder()
+        let folder = try TemporaryFolder()
         defer { folder.remove() }
         let corpus = ArticleGenerator.corpus(count: hits, seed: 12, from: "2021-01-01", to: "2021-01-31")
         let run = try await HarvestRun(corpus, HarvesterTests.range("2021-01-01", "2021-01-31"), limit: .pages(10), in: folder)
@@ -196,7 +196,7 @@ struct HarvestRun {
     }
 
     @Test func anEmptyPageStopsTheRunEvenWhenTheHitsSayMore() async throws {
-        let folder = try ScratchFolder()
+        let folder = try TemporaryFolder()
         defer { folder.remove() }
         let corpus = ArticleGenerator.corpus(count: 20, seed: 13, from: "2021-01-01", to: "2021-01-31")
         // The API claims 500 hits but page 1 comes back empty.
@@ -213,7 +213,7 @@ struct HarvestRun {
     }
 
     @Test func runningAgainCountsUnchangedDocuments() async throws {
-        let folder = try ScratchFolder()
+        let folder = try TemporaryFolder()
         defer { folder.remove() }
         let store = try folder.store()
         let corpus = ArticleGenerator.corpus(count: 15, seed: 14, from: "2022-05-01", to: "2022-05-31")
@@ -230,7 +230,7 @@ struct HarvestRun {
     // MARK: All
 
     @Test func allSplitsARangeOfMoreThan1000HitsAndFetchesEveryDocumentOnce() async throws {
-        let folder = try ScratchFolder()
+        let folder = try TemporaryFolder()
         defer { folder.remove() }
         // 1,000 over the year and 1,500 more in 20 days of March: one part needs a second split.
         let corpus =
@@ -269,7 +269,7 @@ struct HarvestRun {
     }
 
     @Test func allWithNewestFirstFetchesThePartsNewestFirst() async throws {
-        let folder = try ScratchFolder()
+        let folder = try TemporaryFolder()
         defer { folder.remove() }
         let corpus = smallCorpus(count: 1_200, prefix: "2019", from: "2019-01-01", to: "2019-12-31")
         let run = try await HarvestRun(corpus, HarvesterTests.range("2019-01-01", "2019-12-31", sort: .newest), limit: .all, in: folder)
@@ -282,7 +282,7 @@ struct HarvestRun {
     }
 
     @Test func allWithFewHitsNeedsNoSplitting() async throws {
-        let folder = try ScratchFolder()
+        let folder = try TemporaryFolder()
         defer { folder.remove() }
         let corpus = ArticleGenerator.corpus(count: 35, seed: 24, from: "2018-01-01", to: "2018-01-31")
         let run = try await HarvestRun(corpus, HarvesterTests.range("2018-01-01", "2018-01-31"), limit: .all, in: folder)
@@ -301,7 +301,7 @@ struct HarvestRun {
     }
 
     @Test func dayWithMoreThan1000HitsIsReportedAndItsFirst1000Fetched() async throws {
-        let folder = try ScratchFolder()
+        let folder = try TemporaryFolder()
         defer { folder.remove() }
         let crowded = smallCorpus(count: 1_050, prefix: "crowded", from: "2021-05-05", to: "2021-05-05")
         let others =
@@ -324,7 +324,7 @@ struct HarvestRun {
     // MARK: Failures
 
     @Test func errorOnPage2KeepsPages0And1() async throws {
-        let folder = try ScratchFolder()
+        let folder = try TemporaryFolder()
         defer { folder.remove() }
         let corpus = ArticleGenerator.corpus(count: 60, seed: 41, from: "2020-01-01", to: "2020-01-31")
         let request = HarvesterTests.range("2020-01-01", "2020-01-31")
@@ -347,7 +347,7 @@ struct HarvestRun {
     }
 
     @Test func errorOnPage2OfAnAllRunKeepsWhatCameBefore() async throws {
-        let folder = try ScratchFolder()
+        let folder = try TemporaryFolder()
         defer { folder.remove() }
         let corpus = ArticleGenerator.corpus(count: 60, seed: 42, from: "2020-01-01", to: "2020-01-31")
         let run = try await HarvestRun(corpus, HarvesterTests.range("2020-01-01", "2020-01-31"), limit: .all, in: folder) { request, _ in
@@ -363,7 +363,7 @@ struct HarvestRun {
     }
 
     @Test func pageWithADocumentWithoutAnIDStoresNothingFromThatPage() async throws {
-        let folder = try ScratchFolder()
+        let folder = try TemporaryFolder()
         defer { folder.remove() }
         let corpus = ArticleGenerator.corpus(count: 30, seed: 43, from: "2020-02-01", to: "2020-02-29")
         let run = try await HarvestRun(corpus, HarvesterTests.range("2020-02-01", "2020-02-29"), limit: .pages(3), in: folder) {
@@ -383,7 +383,7 @@ struct HarvestRun {
     }
 
     @Test func cancellationStopsBetweenPagesAndKeepsWhatArrived() async throws {
-        let folder = try ScratchFolder()
+        let folder = try TemporaryFolder()
         defer { folder.remove() }
         let store = try folder.store()
         let corpus = ArticleGenerator.corpus(count: 50, seed: 44, from: "2020-03-01", to: "2020-03-31")
@@ -396,148 +396,11 @@ struct HarvestRun {
     }
 
     @Test func invalidRequestSendsNothing() async throws {
-        let folder = try ScratchFolder()
+        let folder = try TemporaryFolder()
         defer { folder.remove() }
         let run = try await HarvestRun([], HarvesterTests.range("2020-03-02", "2020-03-01"), limit: .all, in: folder)
         #expect(run.error == .invalidRequest(parameter: "--to", reason: "2020-03-01 is before --from 2020-03-02"))
         #expect(run.summary == HarvestSummary())
         #expect(run.transport.received.isEmpty)
-    }
-}
-
-// MARK: - Filter query translation
-
-@Suite struct FilterQueryTranslationTests {
-    @Test(arguments: [
-        ("news_desk:Sports", Filter.field("news_desk", [.eq(.string("Sports"))])),
-        ("news_desk:\"Sports\"", .field("news_desk", [.eq(.string("Sports"))])),
-        ("  news_desk : \"Sports\"  ", .field("news_desk", [.eq(.string("Sports"))])),
-        ("headline.main:\"Big News Today\"", .field("headline.main", [.eq(.string("Big News Today"))])),
-        ("news_desk:(\"Sports\")", .field("news_desk", [.eq(.string("Sports"))])),
-        ("news_desk:(\"Sports\" \"Foreign\")", .field("news_desk", [.in([.string("Sports"), .string("Foreign")])])),
-        ("type_of_material:( \"News\"  Op-Ed )", .field("type_of_material", [.in([.string("News"), .string("Op-Ed")])])),
-        (
-            "section_name:\"World\" AND news_desk:Foreign",
-            .and([.field("section_name", [.eq(.string("World"))]), .field("news_desk", [.eq(.string("Foreign"))])])
-        ),
-        (
-            "a:1  AND  b:(\"x\" \"y\") AND c_2:\"z z\"",
-            .and([
-                .field("a", [.eq(.string("1"))]), .field("b", [.in([.string("x"), .string("y")])]),
-                .field("c_2", [.eq(.string("z z"))]),
-            ])
-        ),
-        ("source:\"The New York Times\"", .field("source", [.eq(.string("The New York Times"))])),
-    ])
-    func simpleFiltersTranslate(fq: String, expected: Filter) {
-        #expect(FilterQueryTranslation.filter(for: fq) == expected)
-    }
-
-    static func keyword(_ name: String, _ condition: Condition) -> Filter {
-        .field("keywords", [.elemMatch(.filter(.and([.field("name", [.eq(.string(name))]), .field("value", [condition])])))])
-    }
-
-    @Test(arguments: [
-        ("glocations:\"Café, Zürich\"", keyword("glocations", .eq(.string("Café, Zürich")))),
-        (
-            "subject:(\"Elections\" \"Refugees\")",
-            .or([keyword("subject", .eq(.string("Elections"))), keyword("subject", .eq(.string("Refugees")))])
-        ),
-        ("persons.contains:trump", keyword("persons", .contains("trump"))),
-        ("headline:\"Big News\"", .field("headline.main", [.contains("Big News")])),
-        (
-            "headline.search:(rally crowd)",
-            .or([.field("headline.main", [.contains("rally")]), .field("headline.main", [.contains("crowd")])])
-        ),
-        ("kicker:\"Op-Ed\"", .field("headline.kicker", [.eq(.string("Op-Ed"))])),
-        ("pub_year:2016", .field("pub_date", [.gte(.string("2016-01-01")), .lte(.string("2016-12-31"))])),
-        ("section_name.contains:sport", .field("section_name", [.contains("sport")])),
-        (
-            "news_desk:Sports AND subject:Baseball",
-            .and([.field("news_desk", [.eq(.string("Sports"))]), keyword("subject", .eq(.string("Baseball")))])
-        ),
-    ])
-    func apiFieldsAreReadWhereAStoredDocumentKeepsThem(fq: String, expected: Filter) {
-        #expect(FilterQueryTranslation.filter(for: fq) == expected)
-    }
-
-    @Test(arguments: [
-        "body:\"climate\"", "body.search:climate", "day_of_week:Monday", "secpg:A1", "pub_year:16", "pub_year:+201", "pub_year:２０１６",
-        "pub_year:(2016 last)", "pub_year.contains:2016", ".contains:x",
-    ])
-    func fieldsWhoseValuesAreNotStoredAreNotTranslated(fq: String) {
-        #expect(FilterQueryTranslation.filter(for: fq) == nil, "\(String(describing: FilterQueryTranslation.filter(for: fq)))")
-    }
-
-    @Test func translatedFiltersMatchTheDocumentsTheAPIWouldReturn() throws {
-        let document = try JSONParser.parse(
-            Array(
-                """
-                {"_id": "a", "headline": {"main": "Trump’s Rally Draws Crowds in Zürich", "kicker": null},
-                 "keywords": [{"name": "subject", "value": "Presidential Election of 2016", "rank": 1},
-                              {"name": "persons", "value": "Trump, Donald J", "rank": "2"},
-                              {"name": "glocations", "value": "Zurich (Switzerland)", "rank": 3}],
-                 "pub_date": "2016-11-08T23:59:59+0000", "section_name": "U.S.", "news_desk": "National"}
-                """.utf8))
-        let matching = [
-            "subject:\"Presidential Election of 2016\"", "persons.contains:(donald hillary)", "glocations.contains:zurich",
-            "headline:\"rally draws\"", "headline:zurich", "pub_year:2016", "pub_year:(2015 2016)",
-            "section_name:\"U.S.\" AND news_desk:National",
-        ]
-        let failing = [
-            "subject:\"Trump, Donald J\"", "persons:Trump", "glocations:\"Zurich\"", "headline:\"crowds draw\"",
-            "pub_year:2017", "kicker:Analysis", "section_name:U.S. AND news_desk:Foreign",
-        ]
-        for fq in matching {
-            let filter = try #require(FilterQueryTranslation.filter(for: fq), "\(fq)")
-            #expect(filter.matches(document, textSearch: StoreSchema.nyt.textSearch), "\(fq) → \(filter)")
-        }
-        for fq in failing {
-            let filter = try #require(FilterQueryTranslation.filter(for: fq), "\(fq)")
-            #expect(!filter.matches(document, textSearch: StoreSchema.nyt.textSearch), "\(fq) → \(filter)")
-        }
-    }
-
-    @Test(arguments: [
-        "",
-        "   ",
-        "Sports",
-        ":Sports",
-        "news_desk:",
-        "news_desk:()",
-        "news_desk:(\"Sports\"",
-        "news_desk:\"Sports",
-        "news-desk:Sports",
-        "news desk:Sports",
-        "pub_date:[2020-01-01 TO 2020-12-31]",
-        "pub_date:{2020-01-01 TO 2020-12-31}",
-        "headline:Trump*",
-        "news_desk:(Spo* Foreign)",
-        "news_desk:Sports OR section_name:World",
-        "news_desk:Sports section_name:World",
-        "news_desk:Sports and section_name:World",
-        "news_desk:Sports AND",
-        "news_desk:Sports &&  section_name:World",
-        "NOT news_desk:Sports",
-        "-news_desk:Sports",
-        "(news_desk:Sports)",
-    ])
-    func otherSyntaxIsNotTranslated(fq: String) {
-        #expect(FilterQueryTranslation.filter(for: fq) == nil)
-    }
-
-    @Test(arguments: [
-        "news_desk:(\"Sports\" AND \"Foreign\")",
-        "headline:Tr?mp",
-        "headline:trump~",
-        "news_desk:Sports^2",
-    ])
-    func booleanOperatorsInsideParenthesesAndOtherWildcardsAreNotTranslated(fq: String) {
-        #expect(FilterQueryTranslation.filter(for: fq) == nil, "\(String(describing: FilterQueryTranslation.filter(for: fq)))")
-    }
-
-    @Test func orInsideParenthesesMeansAnyOf() {
-        let result = FilterQueryTranslation.filter(for: "news_desk:(\"Sports\" OR \"Foreign\")")
-        #expect(result == .field("news_desk", [.in([.string("Sports"), .string("Foreign")])]), "\(String(describing: result))")
     }
 }

@@ -144,10 +144,9 @@ struct URLSessionTransportTests {
     }
 
     @Test func aFileThatIsNotALibraryIsNamedWithTheLoadersReason() throws {
-        var template = Array((FileManager.default.temporaryDirectory.path + "/archivist-network-XXXXXX").utf8CString)
-        let made = try #require(template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) })
-        let folder = String(cString: made)
-        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let temporary = try TemporaryFolder()
+        defer { temporary.remove() }
+        let folder = temporary.root
         let path = folder + "/" + NetworkLibrary.fileName
         try Data("not an ELF file".utf8).write(to: URL(fileURLWithPath: path))
         do {
@@ -166,10 +165,9 @@ struct URLSessionTransportTests {
     @Test func aLibraryWithoutTheFunctionsIsRefused() throws {
         let zlib = URL(fileURLWithPath: "/lib/x86_64-linux-gnu/libz.so.1").resolvingSymlinksInPath().path
         try #require(FileManager.default.fileExists(atPath: zlib), "no \(zlib) to stand in for a foreign library")
-        var template = Array((FileManager.default.temporaryDirectory.path + "/archivist-network-XXXXXX").utf8CString)
-        let made = try #require(template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) })
-        let folder = String(cString: made)
-        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let temporary = try TemporaryFolder()
+        defer { temporary.remove() }
+        let folder = temporary.root
         let path = folder + "/" + NetworkLibrary.fileName
         try FileManager.default.copyItem(atPath: zlib, toPath: path)
         #expect(throws: TransportFailure.unavailable("network library \(path) is not archivist's: it lacks archivist_network_get")) {

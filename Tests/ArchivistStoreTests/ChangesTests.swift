@@ -1,4 +1,4 @@
-import ArchivistClient
+import ArchivistTestSupport
 import Foundation
 import Synchronization
 import Testing
@@ -10,7 +10,11 @@ import Testing
 /// reads from any number by a binary search of the log; observers hear what other stores commit.
 @Suite("Changes")
 struct ChangesTests {
-    let folder = TemporaryFolder()
+    let folder: TemporaryFolder
+
+    init() throws {
+        folder = try TemporaryFolder()
+    }
 
     /// A small NYT-shaped article.
     static func article(_ id: String, section: String = "Sports", headline: String = "Knicks Win") -> JSONValue {
@@ -23,7 +27,7 @@ struct ChangesTests {
     }
 
     func store(_ options: DocumentStore.Options = .init()) throws -> DocumentStore {
-        try DocumentStore(folder: folder.data, schema: .nyt, options: options)
+        try DocumentStore(folder: folder.data, schema: .testArticles, options: options)
     }
 
     /// The (sequence, ID, kind) triples of changes.

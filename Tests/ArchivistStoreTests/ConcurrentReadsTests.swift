@@ -1,4 +1,5 @@
 import ArchivistStore
+import ArchivistTestSupport
 import Foundation
 import Synchronization
 import Testing
@@ -56,9 +57,9 @@ struct ConcurrentReadsTests {
 
     @Test("inodeEntries lists every name with the inode stat gives it")
     func inodesMatchStat() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("archivist-inodes-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let temporary = try TemporaryFolder()
+        defer { temporary.remove() }
+        let folder = temporary.root
         for index in 0..<40 { try Data("\(index)".utf8).write(to: URL(fileURLWithPath: folder + "/f\(index).json")) }
         let listed = try #require(try POSIXFileSystem().inodeEntries(ofFolder: folder))
         #expect(listed.count == 40)

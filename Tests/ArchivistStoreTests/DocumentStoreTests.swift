@@ -1,14 +1,18 @@
-import ArchivistClient
+import ArchivistTestSupport
 import Foundation
 import Testing
 
 @testable import ArchivistStore
 
 @Suite struct DocumentStoreTests {
-    let folder = TemporaryFolder()
+    let folder: TemporaryFolder
+
+    init() throws {
+        folder = try TemporaryFolder()
+    }
 
     func openStore() throws -> DocumentStore {
-        try DocumentStore(folder: folder.data, schema: .nyt, options: .init(lockTimeout: 1))
+        try DocumentStore(folder: folder.data, schema: .testArticles, options: .init(lockTimeout: 1))
     }
 
     /// The path of the file holding the document with this ID.
@@ -358,7 +362,7 @@ import Testing
         let store = try openStore()
         let token = try POSIXFileSystem().lockExclusively(folder.data + "/archivist.lock", timeout: 0)
         defer { token.release() }
-        let other = try DocumentStore(folder: folder.data, schema: .nyt, options: .init(lockTimeout: 0.2))
+        let other = try DocumentStore(folder: folder.data, schema: .testArticles, options: .init(lockTimeout: 0.2))
         // flock locks belong to the open file description, so a second open in this process conflicts.
         #expect(throws: StoreError.locked(path: folder.data + "/archivist.lock", holder: "pid \(getpid())", waitedSeconds: 0)) {
             do { try other.put(article("a"), id: "a") } catch let error as StoreError {
@@ -389,7 +393,7 @@ import Testing
         let store = try openStore()
         try store.put(try json(#"{"v":1}"#), id: id)
         #expect(try store.document(withID: id)?["_id"] == .string(id))
-        for file in filesBelow(folder.path) {
+        for file in filesBelow(folder.root) {
             #expect(file.hasPrefix("data/"), "\(file) is outside the data folder")
         }
         let reopened = try openStore()

@@ -1,3 +1,4 @@
+import ArchivistTestSupport
 import Foundation
 import Testing
 
@@ -10,7 +11,11 @@ import Testing
 /// compaction).
 @Suite("Feed survival")
 struct FeedSurvivalTests {
-    let folder = TemporaryFolder()
+    let folder: TemporaryFolder
+
+    init() throws {
+        folder = try TemporaryFolder()
+    }
 
     /// The stores the tests run in: with segments (a small flush threshold, so that several
     /// segments, merges and tombstones are involved) and with the log alone.
@@ -21,7 +26,7 @@ struct FeedSurvivalTests {
     }
 
     func store(_ mode: String) throws -> DocumentStore {
-        try DocumentStore(folder: folder.data, schema: .nyt, options: Self.options(mode))
+        try DocumentStore(folder: folder.data, schema: .testArticles, options: Self.options(mode))
     }
 
     /// What a follower learns of one change.

@@ -1,3 +1,4 @@
+import ArchivistTestSupport
 import Foundation
 import Testing
 
@@ -109,7 +110,7 @@ struct IndexFileTests {
 
     @Test("the fields object is located, not parsed: a query that reads it finds its syntax error")
     func fieldsAreCheckedWhenRead() throws {
-        let folder = TemporaryFolder()
+        let folder = try TemporaryFolder()
         let store = try DocumentStore(folder: folder.data, schema: StoreSchema(projection: Projection(paths: ["a"])))
         try store.put(try json(#"{"a":1}"#), id: "x")
         let indexPath = folder.data + "/" + FileNames.index
@@ -194,7 +195,7 @@ struct IndexFileTests {
 
     @Test("replay hands each ID to the store in byte order and leaves the journal for the caller")
     func replayOrder() throws {
-        let folder = TemporaryFolder()
+        let folder = try TemporaryFolder()
         try FileManager.default.createDirectory(atPath: folder.data, withIntermediateDirectories: true)
         let journal = Journal(folder: folder.data, fileSystem: POSIXFileSystem())
         #expect(try journal.replay { _ in Issue.record("no journal, nothing to replay") } == false)

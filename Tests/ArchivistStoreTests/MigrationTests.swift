@@ -1,4 +1,3 @@
-import ArchivistClient
 import ArchivistTestSupport
 import Foundation
 import Testing
@@ -11,7 +10,11 @@ import Testing
 /// byte, and survives a crash at any point of the migration.
 @Suite("Migration")
 struct MigrationTests {
-    let folder = TemporaryFolder()
+    let folder: TemporaryFolder
+
+    init() throws {
+        folder = try TemporaryFolder()
+    }
 
     /// The format-1 fixture's documents: 41 live (NYT samples of 2016-2025 and one hand-made),
     /// with an update, a removal and an unchanged re-import in its log.
@@ -46,7 +49,7 @@ struct MigrationTests {
     /// The format written in a folder's `archivist.json`.
     static func format(in folder: String, fileSystem: any FileSystem = POSIXFileSystem()) throws -> Int? {
         guard let bytes = try fileSystem.contents(of: folder + "/" + FileNames.metadata) else { return nil }
-        return try StoreMetadata.decode(bytes, path: folder, schema: .nyt).format
+        return try StoreMetadata.decode(bytes, path: folder, schema: .testArticles).format
     }
 
     /// Filters whose answers must not change with the migration.
@@ -73,7 +76,7 @@ struct MigrationTests {
         let data = try copyFixture()
         #expect(try Self.format(in: data) == 1)
 
-        let store = try DocumentStore(folder: data, schema: .nyt)
+        let store = try DocumentStore(folder: data, schema: .testArticles)
         #expect(
             store.migration == FormatMigration(from: 1, to: StoreMetadata.currentFormat, documents: Self.documentCount, builtSnapshot: true)
         )
@@ -90,18 +93,18 @@ struct MigrationTests {
             #expect(after[relative] == bytes, "\(relative) changed in the migration")
         }
         #expect(Set(after.keys).subtracting(before.keys) == [FileNames.segments + "/000001.seg", FileNames.manifest, FileNames.lock])
-        var metadata = try StoreMetadata.decode(try #require(before[FileNames.metadata]), path: "fixture", schema: .nyt)
+        var metadata = try StoreMetadata.decode(try #require(before[FileNames.metadata]), path: "fixture", schema: .testArticles)
         metadata.format = StoreMetadata.currentFormat
         #expect(after[FileNames.metadata] == metadata.encoded(), "the metadata changed beyond its format")
 
         // The same answers from the segments as from the log alone.
-        let fromLog = try DocumentStore(folder: data, schema: .nyt, options: .init(usesSegments: false))
+        let fromLog = try DocumentStore(folder: data, schema: .testArticles, options: .init(usesSegments: false))
         #expect(Self.content(try fromLog.entries()) == Self.content(try store.entries()))
         #expect(try Self.answers(store) == Self.answers(fromLog))
         try expectConsistent(store)
 
         // Said once: the next open finds the current format.
-        let again = try DocumentStore(folder: data, schema: .nyt)
+        let again = try DocumentStore(folder: data, schema: .testArticles)
         #expect(again.migration == nil)
         #expect(try again.count == Self.documentCount)
     }
@@ -109,16 +112,16 @@ struct MigrationTests {
     @Test("a folder of an older format whose segments already cover the whole log keeps them")
     func formatOneWithCurrentSegmentsKeepsThem() throws {
         let data = try copyFixture()
-        let first = try DocumentStore(folder: data, schema: .nyt)
+        let first = try DocumentStore(folder: data, schema: .testArticles)
         #expect(first.migration?.builtSnapshot == true)
         let segment = try #require(FileManager.default.contents(atPath: data + "/" + FileNames.segments + "/000001.seg"))
         // A folder whose format was not raised after its segments were written.
         var metadata = try StoreMetadata.decode(
-            try #require(try POSIXFileSystem().contents(of: data + "/" + FileNames.metadata)), path: data, schema: .nyt)
+            try #require(try POSIXFileSystem().contents(of: data + "/" + FileNames.metadata)), path: data, schema: .testArticles)
         metadata.format = 1
         try Data(metadata.encoded()).write(to: URL(fileURLWithPath: data + "/" + FileNames.metadata))
 
-        let store = try DocumentStore(folder: data, schema: .nyt)
+        let store = try DocumentStore(folder: data, schema: .testArticles)
         #expect(
             store.migration
                 == FormatMigration(from: 1, to: StoreMetadata.currentFormat, documents: Self.documentCount, builtSnapshot: false))
@@ -130,14 +133,14 @@ struct MigrationTests {
     @Test("a folder of an older format with changes after its segments gets them flushed into a segment")
     func formatOneWithChangesAfterTheSegments() throws {
         let data = try copyFixture()
-        let first = try DocumentStore(folder: data, schema: .nyt)
+        let first = try DocumentStore(folder: data, schema: .testArticles)
         try first.put(try json(#"{"section_name": "Late", "pub_date": "2026-12-01"}"#), id: "after-the-segments")
         var metadata = try StoreMetadata.decode(
-            try #require(try POSIXFileSystem().contents(of: data + "/" + FileNames.metadata)), path: data, schema: .nyt)
+            try #require(try POSIXFileSystem().contents(of: data + "/" + FileNames.metadata)), path: data, schema: .testArticles)
         metadata.format = 1
         try Data(metadata.encoded()).write(to: URL(fileURLWithPath: data + "/" + FileNames.metadata))
 
-        let store = try DocumentStore(folder: data, schema: .nyt)
+        let store = try DocumentStore(folder: data, schema: .testArticles)
         #expect(
             store.migration
                 == FormatMigration(from: 1, to: StoreMetadata.currentFormat, documents: Self.documentCount + 1, builtSnapshot: true))
@@ -154,10 +157,10 @@ struct MigrationTests {
         let data = try copyFixture("format-3")
         #expect(try Self.format(in: data) == 3)
         // Its answers from the log alone, in a copy of it (opening migrates a folder).
-        let copy = folder.path + "/copy"
+        let copy = folder.root + "/copy"
         try FileManager.default.copyItem(atPath: fixture("format-3"), toPath: copy)
-        let expected = try Self.answers(try DocumentStore(folder: copy, schema: .nyt, options: .init(usesSegments: false)))
-        let store = try DocumentStore(folder: data, schema: .nyt)
+        let expected = try Self.answers(try DocumentStore(folder: copy, schema: .testArticles, options: .init(usesSegments: false)))
+        let store = try DocumentStore(folder: data, schema: .testArticles)
         #expect(store.migration == FormatMigration(from: 3, to: 4, documents: Self.documentCount, builtSnapshot: true))
         #expect(try Self.format(in: data) == 4)
         #expect(!FileManager.default.fileExists(atPath: data + "/" + FileNames.snapshot))
@@ -194,13 +197,13 @@ struct MigrationTests {
     func crashDuringMigration(name: String, format: Int) throws {
         let start = try Self.modelWithFixture(name)
         let expected = try Self.fixtureFiles(name).filter { $0.key.hasPrefix(FileNames.documents + "/") }
-        let reference = try DocumentStore(folder: PowerLossTests.dataFolder, schema: .nyt, fileSystem: start.copy())
+        let reference = try DocumentStore(folder: PowerLossTests.dataFolder, schema: .testArticles, fileSystem: start.copy())
         let referenceAnswers = try Self.answers(reference)
         #expect(reference.migration != nil)
 
         let clean = start.copy()
         let before = clean.mutatingOperationCount
-        _ = try DocumentStore(folder: PowerLossTests.dataFolder, schema: .nyt, fileSystem: clean)
+        _ = try DocumentStore(folder: PowerLossTests.dataFolder, schema: .testArticles, fileSystem: clean)
         let operations = clean.mutatingOperationCount - before
         #expect(operations >= 6, "the migration wrote too little (\(operations) operations)")
 
@@ -212,14 +215,14 @@ struct MigrationTests {
                 let model = start.copy()
                 model.failAfter(operations: crashPoint)
                 #expect(throws: StoreError.self, "\(context): the crash was not reported") {
-                    try DocumentStore(folder: PowerLossTests.dataFolder, schema: .nyt, fileSystem: model)
+                    try DocumentStore(folder: PowerLossTests.dataFolder, schema: .testArticles, fileSystem: model)
                 }
                 if aftermath == "power loss" { model.simulatePowerLoss() } else { model.clearFault() }
                 let formatAfterCrash = try Self.format(in: PowerLossTests.dataFolder, fileSystem: model)
                 #expect(
                     formatAfterCrash == format || formatAfterCrash == StoreMetadata.currentFormat,
                     "\(context): format \(String(describing: formatAfterCrash))")
-                let store = try DocumentStore(folder: PowerLossTests.dataFolder, schema: .nyt, fileSystem: model)
+                let store = try DocumentStore(folder: PowerLossTests.dataFolder, schema: .testArticles, fileSystem: model)
                 if formatAfterCrash == format {
                     #expect(store.migration != nil, "\(context): a format-\(format) folder was not migrated")
                     migratedLater += 1

@@ -1,3 +1,4 @@
+import ArchivistTestSupport
 import Foundation
 import Testing
 
@@ -7,17 +8,17 @@ import Testing
 @Suite struct POSIXFileSystemTests {
     @Test("a folder's listing gives every name, of every length up to 255 bytes, and no more")
     func listingGivesEveryNameOfEveryLength() throws {
-        let folder = TemporaryFolder()
+        let folder = try TemporaryFolder()
         var expected: Set<String> = []
         for length in 1...255 {
             let name = String(repeating: "n", count: length - 1) + String(length % 10)
-            #expect(FileManager.default.createFile(atPath: folder.path + "/" + name, contents: nil))
+            #expect(FileManager.default.createFile(atPath: folder.root + "/" + name, contents: nil))
             expected.insert(name)
         }
-        let listed = try #require(try POSIXFileSystem().entries(ofFolder: folder.path))
+        let listed = try #require(try POSIXFileSystem().entries(ofFolder: folder.root))
         #expect(listed.count == expected.count)
         #expect(Set(listed) == expected)
-        #expect(Set(listed) == Set(try FileManager.default.contentsOfDirectory(atPath: folder.path)))
-        #expect(try POSIXFileSystem().entries(ofFolder: folder.path + "/none") == nil)
+        #expect(Set(listed) == Set(try FileManager.default.contentsOfDirectory(atPath: folder.root)))
+        #expect(try POSIXFileSystem().entries(ofFolder: folder.root + "/none") == nil)
     }
 }

@@ -1,4 +1,3 @@
-import ArchivistClient
 import ArchivistTestSupport
 import Foundation
 import Testing
@@ -279,7 +278,7 @@ struct PowerLossTests {
     /// A fresh model file system holding the scenario's starting state (acknowledged, so durable).
     static func startingState(_ scenario: Scenario) throws -> FaultInjectingFileSystem {
         let fileSystem = FaultInjectingFileSystem()
-        let store = try DocumentStore(folder: dataFolder, schema: .nyt, options: scenario.options, fileSystem: fileSystem)
+        let store = try DocumentStore(folder: dataFolder, schema: .testArticles, options: scenario.options, fileSystem: fileSystem)
         for step in scenario.setup { try step.run(store) }
         #expect(fileSystem.refusedOperationCount == 0)
         return fileSystem
@@ -308,7 +307,7 @@ struct PowerLossTests {
         var threw = false
         var acknowledgedSequence = 0
         do {
-            let store = try DocumentStore(folder: dataFolder, schema: .nyt, options: scenario.options, fileSystem: fileSystem)
+            let store = try DocumentStore(folder: dataFolder, schema: .testArticles, options: scenario.options, fileSystem: fileSystem)
             acknowledgedSequence = try store.lastSequence
             for step in scenario.steps {
                 try step.run(store)
@@ -328,11 +327,6 @@ struct PowerLossTests {
         return Run(
             fileSystem: fileSystem, operations: fileSystem.mutatingOperationCount - start, completed: completed, threw: threw,
             acknowledgedSequence: acknowledgedSequence)
-    }
-
-    /// A unique folder under the temporary directory.
-    static func temporaryFolder() -> String {
-        FileManager.default.temporaryDirectory.appendingPathComponent("archivist-powerloss-\(UUID().uuidString)").path
     }
 
     /// What happens after the process died at the crash point.
@@ -383,13 +377,13 @@ struct PowerLossTests {
         _ model: FaultInjectingFileSystem, onDisk: Bool, acknowledged: Documents, inFlight: Documents?,
         universe: Set<String>, acknowledgedSequence: Int = 0, context: String
     ) throws -> Landing {
-        let root = temporaryFolder()
-        defer { if onDisk { try? FileManager.default.removeItem(atPath: root) } }
+        let temporary = onDisk ? try TemporaryFolder() : nil
+        defer { temporary?.remove() }
         let folder: String
         let fileSystem: any FileSystem
-        if onDisk {
-            try model.materialize(into: root)
-            folder = root + dataFolder
+        if let temporary {
+            try model.materialize(into: temporary.root)
+            folder = temporary.root + dataFolder
             fileSystem = POSIXFileSystem()
         } else {
             folder = dataFolder
@@ -397,7 +391,7 @@ struct PowerLossTests {
         }
         let store: DocumentStore
         do {
-            store = try DocumentStore(folder: folder, schema: .nyt, fileSystem: fileSystem)
+            store = try DocumentStore(folder: folder, schema: .testArticles, fileSystem: fileSystem)
         } catch {
             Issue.record("\(context): the store does not open: \(error.localizedDescription)")
             return .none
@@ -429,7 +423,7 @@ struct PowerLossTests {
             #expect(kind == .removed, "\(context): \(id) is not live but its last change is \(kind)")
         }
         // Segments, when the store starts from them, hold what the log alone says.
-        let logOnly = try DocumentStore(folder: folder, schema: .nyt, options: .init(usesSegments: false), fileSystem: fileSystem)
+        let logOnly = try DocumentStore(folder: folder, schema: .testArticles, options: .init(usesSegments: false), fileSystem: fileSystem)
         #expect(
             try logOnly.entries().map(Self.content) == store.entries().map(Self.content), "\(context): the segments and the log disagree")
 
@@ -529,7 +523,7 @@ struct PowerLossTests {
             clean.fileSystem, onDisk: true, acknowledged: final, inFlight: nil, universe: scenario.universe,
             context: "\(name), power loss after acknowledgement")
         // The durable state alone, read through the model itself, already holds every document.
-        let store = try DocumentStore(folder: Self.dataFolder, schema: .nyt, fileSystem: clean.fileSystem)
+        let store = try DocumentStore(folder: Self.dataFolder, schema: .testArticles, fileSystem: clean.fileSystem)
         #expect(Set(try store.entries().map(\.id)) == Set(final.keys))
         for (id, document) in final {
             #expect(try store.documentBytes(withID: id) == JSONWriter.prettyBytes(document), "\(id)")
@@ -553,7 +547,7 @@ struct PowerLossTests {
                 let probe = try Self.run(scenario, from: start, crashPoint: first)
                 firstAftermath.apply(to: probe.fileSystem)
                 let before = probe.fileSystem.mutatingOperationCount
-                _ = try DocumentStore(folder: Self.dataFolder, schema: .nyt, fileSystem: probe.fileSystem)
+                _ = try DocumentStore(folder: Self.dataFolder, schema: .testArticles, fileSystem: probe.fileSystem)
                 let recoveryOperations = probe.fileSystem.mutatingOperationCount - before
                 guard recoveryOperations > 0 else { continue }
                 firstWithRecovery += 1
@@ -567,7 +561,7 @@ struct PowerLossTests {
                             firstAftermath.apply(to: crashed.fileSystem)
                             crashed.fileSystem.failAfter(operations: second)
                             #expect(throws: StoreError.self, "\(context)") {
-                                try DocumentStore(folder: Self.dataFolder, schema: .nyt, fileSystem: crashed.fileSystem)
+                                try DocumentStore(folder: Self.dataFolder, schema: .testArticles, fileSystem: crashed.fileSystem)
                             }
                             secondAftermath.apply(to: crashed.fileSystem)
                             // Checked on disk once per first crash point, on the model otherwise.
@@ -601,7 +595,7 @@ struct PowerLossTests {
         // metadata file's entry in the data folder.
         #expect(try fs.status(of: Self.dataFolder) != nil)
         #expect(try fs.contents(of: Self.dataFolder + "/" + FileNames.metadata) != nil)
-        let reopened = try DocumentStore(folder: Self.dataFolder, schema: .nyt, fileSystem: fs)
+        let reopened = try DocumentStore(folder: Self.dataFolder, schema: .testArticles, fileSystem: fs)
         #expect(reopened.projection.paths == projection.paths)
     }
 
@@ -729,10 +723,10 @@ struct PowerLossTests {
     @Test("a store on the model survives a power loss after each acknowledged call, and a materialized copy opens")
     func modelRoundTrip() throws {
         let fs = FaultInjectingFileSystem()
-        let store = try DocumentStore(folder: Self.dataFolder, schema: .nyt, fileSystem: fs)
+        let store = try DocumentStore(folder: Self.dataFolder, schema: .testArticles, fileSystem: fs)
         try store.put(Self.article(1), id: Self.articleID(1))
         fs.simulatePowerLoss()
-        let reopened = try DocumentStore(folder: Self.dataFolder, schema: .nyt, fileSystem: fs)
+        let reopened = try DocumentStore(folder: Self.dataFolder, schema: .testArticles, fileSystem: fs)
         #expect(try reopened.documentBytes(withID: Self.articleID(1)) == JSONWriter.prettyBytes(Self.article(1)))
         #expect(try reopened.check().isEmpty)
         // Unsynced writes made behind the store's back are forgotten.

@@ -1,4 +1,3 @@
-import ArchivistClient
 import ArchivistTestSupport
 import Foundation
 import Testing
@@ -35,7 +34,7 @@ enum StorageMode: String, CaseIterable, Sendable, CustomStringConvertible {
 
 /// A store on a test folder, opened as every store of these tests is.
 fileprivate func openStore(in folder: TemporaryFolder, mode: StorageMode = .logOnly) throws -> DocumentStore {
-    try DocumentStore(folder: folder.data, schema: .nyt, options: mode.options)
+    try DocumentStore(folder: folder.data, schema: .testArticles, options: mode.options)
 }
 
 /// Stores the documents in one batch; each one the store refuses is an issue.
@@ -47,7 +46,7 @@ fileprivate func storeAll(_ documents: [JSONValue], in store: DocumentStore) thr
 
 /// A store of generated NYT documents plus hand-made awkward ones, and the documents as stored.
 final class QueryFixture {
-    let folder = TemporaryFolder()
+    let folder: TemporaryFolder
     let store: DocumentStore
     /// Every stored document, sorted by ID bytes.
     let documents: [JSONValue]
@@ -58,6 +57,7 @@ final class QueryFixture {
 
     init(seed: UInt64, count: Int, mode: StorageMode = .logOnly) throws {
         self.mode = mode
+        folder = try TemporaryFolder()
         let writer = try openStore(in: folder, mode: mode)
         var generator = ArticleGenerator(seed: seed)
         let generated = generator.documents(count)
@@ -103,7 +103,7 @@ final class QueryFixture {
 
     /// The IDs of the documents a plain scan finds, in ID order.
     func scan(_ filter: Filter) -> [String] {
-        zip(ids, documents).filter { filter.matches($0.1, textSearch: StoreSchema.nyt.textSearch) }.map(\.0)
+        zip(ids, documents).filter { filter.matches($0.1, textSearch: StoreSchema.testArticles.textSearch) }.map(\.0)
     }
 }
 
@@ -288,7 +288,9 @@ fileprivate func describeDifference(_ actual: [(value: JSONValue, count: Int)], 
             let skip = generator.dice.chance(60) ? 0 : generator.dice.below(30)
             let limit: Int? = generator.dice.chance(20) ? nil : 1 + generator.dice.below(generator.dice.chance(50) ? 10 : 80)
             let query = Query(filter: filter, sort: sort, skip: skip, limit: limit)
-            let matches = fixture.documents.indices.filter { filter.matches(fixture.documents[$0], textSearch: StoreSchema.nyt.textSearch) }
+            let matches = fixture.documents.indices.filter {
+                filter.matches(fixture.documents[$0], textSearch: StoreSchema.testArticles.textSearch)
+            }
             let expected = referenceOrder(matches, ids: fixture.ids, values: values, query: query)
             let result = try fixture.store.find(query)
             if result.ids != expected || result.total != matches.count {
@@ -327,7 +329,9 @@ fileprivate func describeDifference(_ actual: [(value: JSONValue, count: Int)], 
             let path = generator.dice.pick(paths)
             let filter = generator.dice.chance(30) ? Filter.all : generator.filter(depth: 1)
             let limit: Int? = generator.dice.chance(50) ? nil : 1 + generator.dice.below(12)
-            let matching = zip(fixture.ids, fixture.documents).filter { filter.matches($0.1, textSearch: StoreSchema.nyt.textSearch) }.map(
+            let matching = zip(fixture.ids, fixture.documents).filter {
+                filter.matches($0.1, textSearch: StoreSchema.testArticles.textSearch)
+            }.map(
                 \.1)
             let expected = referenceFacet(matching, path: path, limit: limit)
             let actual = try fixture.store.facet(path, matching: filter, limit: limit).values
@@ -346,18 +350,20 @@ fileprivate func describeDifference(_ actual: [(value: JSONValue, count: Int)], 
 
 /// A store of a few documents given as JSON text.
 fileprivate final class SmallStore {
-    let folder = TemporaryFolder()
+    let folder: TemporaryFolder
     let store: DocumentStore
     let documents: [JSONValue]
 
     init(_ texts: [String]) throws {
+        folder = try TemporaryFolder()
         store = try openStore(in: folder)
         documents = try texts.map { try JSONParser.parse($0) }
         try storeAll(documents, in: store)
     }
 
     func scan(_ filter: Filter) -> [String] {
-        byBytes(documents.filter { filter.matches($0, textSearch: StoreSchema.nyt.textSearch) }.compactMap { $0["_id"]?.stringValue })
+        byBytes(
+            documents.filter { filter.matches($0, textSearch: StoreSchema.testArticles.textSearch) }.compactMap { $0["_id"]?.stringValue })
     }
 }
 
@@ -493,7 +499,7 @@ extension QueryDifferentialTests {
     @Test("a query or facet on paths outside the projection reads each document file once")
     func scansReadEachDocumentOnce() throws {
         let fileSystem = FaultInjectingFileSystem()
-        let store = try DocumentStore(folder: "/data", schema: .nyt, fileSystem: fileSystem)
+        let store = try DocumentStore(folder: "/data", schema: .testArticles, fileSystem: fileSystem)
         let ids = (0..<12).map { String(format: "doc%02d", $0) }
         for (i, id) in ids.enumerated() {
             try store.put(try JSONParser.parse(Array(#"{"print_page": "\#(i % 3)", "source": "S\#(i % 2)"}"#.utf8)), id: id)

@@ -3,31 +3,10 @@ import Testing
 
 @testable import ArchivistStore
 
-/// A fresh folder under the system temp folder, removed when the test ends.
-final class TemporaryFolder {
-    let path: String
-
-    init() {
-        path =
-            FileManager.default.temporaryDirectory
-            .appendingPathComponent("archivist-store-tests-\(UUID().uuidString)").path
-        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    }
-
-    var data: String { path + "/data" }
-
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-}
-
 /// Requires the store's index and documents to agree (as bbolt's test helper checks a database).
 func expectConsistent(_ store: DocumentStore, sourceLocation: SourceLocation = #_sourceLocation) throws {
     let problems = try store.check()
     #expect(problems.isEmpty, "check found: \(problems.map(\.description))", sourceLocation: sourceLocation)
-}
-
-/// Parses JSON text in a test.
-func json(_ text: String) throws -> JSONValue {
-    try JSONParser.parse(text)
 }
 
 /// Every file below a folder, relative to it.

@@ -1,4 +1,3 @@
-import ArchivistClient
 import ArchivistTestSupport
 import Foundation
 import Testing
@@ -33,7 +32,7 @@ struct TimelineTests {
     /// Counts per bucket worked out from the documents themselves.
     static func bruteForce(_ documents: [JSONValue], _ bucket: TimeBucket, _ filter: Filter) -> [(String, Int)] {
         var counts: [Int64: Int] = [:]
-        for document in documents where filter.matches(document, textSearch: StoreSchema.nyt.textSearch) {
+        for document in documents where filter.matches(document, textSearch: StoreSchema.testArticles.textSearch) {
             guard case .string(let text)? = document["pub_date"], let instant = ISODate.instant(of: text) else { continue }
             counts[bucket.start(of: instant), default: 0] += 1
         }
@@ -48,15 +47,15 @@ struct TimelineTests {
     }
 
     @Test func aTimelineFromTheSegmentsAndTheirTailEqualsOneWorkedOutFromTheDocuments() throws {
-        let folder = TemporaryFolder()
+        let folder = try TemporaryFolder()
         var documents = ArticleGenerator.corpus(count: 1_500, seed: 61, from: "2015-01-01", to: "2019-12-31")
         // Some documents with no date or a date that is not one.
         documents[3] = documents[3].setting("pub_date", to: .null)
         documents[4] = documents[4].setting("pub_date", to: .string("someday"))
-        let store = try DocumentStore(folder: folder.data, schema: .nyt, options: .init(flushThreshold: 1_000))
+        let store = try DocumentStore(folder: folder.data, schema: .testArticles, options: .init(flushThreshold: 1_000))
         _ = try store.upsert(Array(documents[..<1_200]))  // flushed into a segment
         _ = try store.upsert(Array(documents[1_200...]))  // the tail after it
-        let logOnly = try DocumentStore(folder: folder.data, schema: .nyt, options: .init(usesSegments: false))
+        let logOnly = try DocumentStore(folder: folder.data, schema: .testArticles, options: .init(usesSegments: false))
         let filters: [Filter] = [
             .all, try FilterParser.parse("section_name = Sports"), try FilterParser.parse("water supply"),
             try FilterParser.parse("pub_date >= 2017-03-01 and pub_date < 2017-05-01"),
@@ -78,13 +77,13 @@ struct TimelineTests {
     }
 
     @Test func severalTimelinesAtOnceShareTheirSpansAndEachEqualsOneWorkedOutFromTheDocuments() throws {
-        let folder = TemporaryFolder()
+        let folder = try TemporaryFolder()
         var documents = ArticleGenerator.corpus(count: 1_200, seed: 62, from: "2012-01-01", to: "2019-12-31")
         documents[5] = documents[5].setting("pub_date", to: .null)
-        let store = try DocumentStore(folder: folder.data, schema: .nyt, options: .init(flushThreshold: 500))
+        let store = try DocumentStore(folder: folder.data, schema: .testArticles, options: .init(flushThreshold: 500))
         _ = try store.upsert(Array(documents[..<1_000]))  // two segments
         _ = try store.upsert(Array(documents[1_000...]))  // and a tail
-        let logOnly = try DocumentStore(folder: folder.data, schema: .nyt, options: .init(usesSegments: false))
+        let logOnly = try DocumentStore(folder: folder.data, schema: .testArticles, options: .init(usesSegments: false))
         let filters: [Filter] = [
             .all, try FilterParser.parse("section_name = Sports"), try FilterParser.parse("water"),
             // Only in 2015 and 2016: the others' spans around it, with zeros.
