@@ -1,3 +1,5 @@
+import ArchivistBase
+
 // libFuzzer targets for the store's parsers, compiled into the ArchivistStore module itself
 // (`scripts/fuzz` builds it with `-sanitize=fuzzer,address`), so that they reach internal parsers
 // too. Fuzz/ShellTargets.swift holds the entry point and picks a target by ARCHIVIST_FUZZ_TARGET.

@@ -1,3 +1,4 @@
+import ArchivistBase
 import ArchivistStore
 
 /// Translates the simple `fq` filters people write into store filters, so an offline answer from

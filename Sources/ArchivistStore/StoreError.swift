@@ -1,3 +1,4 @@
+import ArchivistBase
 import Foundation
 
 /// Everything the store can fail with. Each case names what was wrong and where.

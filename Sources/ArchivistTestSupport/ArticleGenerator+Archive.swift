@@ -1,3 +1,4 @@
+import ArchivistBase
 import ArchivistStore
 
 // The print-archive shape: what the API serves for articles published before 1981, scanned from

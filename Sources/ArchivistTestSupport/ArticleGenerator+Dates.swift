@@ -1,3 +1,4 @@
+import ArchivistBase
 import ArchivistStore
 
 // Corpora whose publication dates fall inside a chosen range. The documents are the generator's own

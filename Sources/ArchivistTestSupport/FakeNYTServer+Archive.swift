@@ -1,3 +1,4 @@
+import ArchivistBase
 import ArchivistStore
 
 // The Archive API side of the fake server: `GET /svc/archive/v1/{year}/{month}.json`, every

@@ -1,3 +1,4 @@
+import ArchivistBase
 import ArchivistStore
 
 // The search side of the fake server: what each document is indexed as, the parameters the API

@@ -17,6 +17,7 @@
 //
 // bench/run.py drives generate and rawfs; bench/query.py drives query.
 
+import ArchivistBase
 import ArchivistClient
 import ArchivistStore
 import ArchivistTestSupport

@@ -1,3 +1,5 @@
+import ArchivistBase
+
 extension DocumentStore {
     /// What one read of the changes feed gave: the matching changes, and the sequence number it
     /// read through (the next read passes it as `since`; it moves past changes that did not match).

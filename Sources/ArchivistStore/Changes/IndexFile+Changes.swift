@@ -1,3 +1,5 @@
+import ArchivistBase
+
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #elseif canImport(Darwin)

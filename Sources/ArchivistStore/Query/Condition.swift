@@ -1,3 +1,5 @@
+import ArchivistBase
+
 /// One condition on the value at a path.
 public indirect enum Condition: Sendable, Equatable {
     /// `$eq`: equal (an array field matches when it or any element is equal; `null` matches missing).

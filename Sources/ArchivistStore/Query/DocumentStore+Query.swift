@@ -1,3 +1,5 @@
+import ArchivistBase
+
 extension DocumentStore {
     /// The in-memory query index of the current documents, with the columns of `paths` loaded
     /// (rebuilt only when the documents changed; columns are read from the index file on demand).

@@ -1,3 +1,5 @@
+import ArchivistBase
+
 /// Queries the segments cannot answer exactly (a condition on a field whose values nest arrays in
 /// arrays, `$size`, a path outside the projection), answered by a scan: the live entries are read
 /// from the log a batch at a time (each line kept when it is its ID's live change, a look-up), each

@@ -1,3 +1,5 @@
+import ArchivistBase
+
 extension DocumentStore {
     /// The documents matching `filter` per bucket of the date at `path`, oldest first, every
     /// bucket from the first to the last that holds one (empty ones with a count of 0).

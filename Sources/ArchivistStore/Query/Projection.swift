@@ -1,3 +1,5 @@
+import ArchivistBase
+
 /// The fields copied from each document into the index, by dotted key path.
 ///
 /// A path that crosses an array (`keywords.value`) projects the array of every value found; a path

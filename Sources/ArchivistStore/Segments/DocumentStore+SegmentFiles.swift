@@ -1,3 +1,4 @@
+import ArchivistBase
 import Foundation
 
 /// Opening, flushing and installing segments: the write path's last steps (`docs/ARCHITECTURE.md`).

@@ -1,3 +1,4 @@
+import ArchivistBase
 import Synchronization
 
 /// The query structures of a segment file, read where they lie in the mapped file: the documents'

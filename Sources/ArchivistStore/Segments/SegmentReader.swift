@@ -1,3 +1,4 @@
+import ArchivistBase
 import Synchronization
 
 /// Why a snapshot file cannot be used. A snapshot is derived data: the store then answers from

@@ -1,3 +1,5 @@
+import ArchivistBase
+
 /// Assembles a snapshot file: its sections, then the block checksums, the section table, the
 /// checksums of the block checksums' runs and the footer (`docs/FORMAT.md`, "index.snapshot";
 /// layouts 1 and 2 put the table before the block checksums and have no runs). The bytes go to a

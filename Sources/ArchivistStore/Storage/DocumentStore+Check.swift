@@ -1,3 +1,4 @@
+import ArchivistBase
 import Foundation
 
 /// `check`: every document read once and compared with the index, the log compared with the

@@ -1,3 +1,5 @@
+import ArchivistBase
+
 /// The live entries of a store: those of its segments (read in place from the mapped files) that
 /// neither a newer segment nor the log after them supersedes, and those of the log lines after
 /// the segments (the tail, in memory). Without segments every entry is in the tail, as read from

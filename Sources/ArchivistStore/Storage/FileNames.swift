@@ -1,3 +1,5 @@
+import ArchivistBase
+
 /// Every name the store gives to things on disk, in one place (as LevelDB's `filename.h`); the
 /// format of each file is in `docs/FORMAT.md`.
 ///

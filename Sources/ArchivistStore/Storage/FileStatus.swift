@@ -1,3 +1,5 @@
+import ArchivistBase
+
 /// What `FileSystem.status(of:)` reports.
 public struct FileStatus: Sendable, Equatable {
     /// Size in bytes.

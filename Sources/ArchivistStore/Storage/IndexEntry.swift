@@ -1,3 +1,5 @@
+import ArchivistBase
+
 /// What the index knows of one live document.
 public struct IndexEntry: Sendable, Equatable {
     /// The document's ID.

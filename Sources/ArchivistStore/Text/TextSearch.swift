@@ -1,3 +1,5 @@
+import ArchivistBase
+
 /// Full-text search over the text fields a schema names, each with a weight in the relevance score.
 public struct TextSearch: Sendable, Equatable {
     /// A searched field.
