@@ -37,7 +37,7 @@ let package = Package(
         // The NYT Article Search API client: requests, tolerant decoding, pacing, retries,
         // saved searches. The only async code in the project. It does not link the network stack:
         // its transport loads libArchivistNetwork.so at the first request.
-        .target(name: "ArchivistClient", dependencies: ["ArchivistBase", "ArchivistStore"]),
+        .target(name: "ArchivistClient", dependencies: ["ArchivistBase"]),
         // URLSession (FoundationNetworking, libcurl) behind a small C ABI, built only as the
         // dynamic library above; nothing depends on it at link time.
         .target(name: "ArchivistNetwork"),
@@ -70,7 +70,7 @@ let package = Package(
                 ]),
         // Helpers for tests and benchmarks: a fault-injecting file system, a document generator,
         // a fake NYT Article Search server on 127.0.0.1.
-        .target(name: "ArchivistTestSupport", dependencies: ["ArchivistBase", "ArchivistStore"]),
+        .target(name: "ArchivistTestSupport", dependencies: ["ArchivistBase"]),
         // The fake NYT server as a program, for trying the tool offline.
         .executableTarget(name: "fake-nyt", dependencies: ["ArchivistTestSupport"]),
         // Benchmark driver pieces that need Swift (generator, raw file-system baseline).

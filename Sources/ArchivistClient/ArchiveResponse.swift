@@ -1,5 +1,4 @@
 import ArchivistBase
-import ArchivistStore
 import Foundation
 
 /// One Archive API month as received: its hit count and every document, as ranges of the body.

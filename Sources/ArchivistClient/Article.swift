@@ -1,5 +1,4 @@
 import ArchivistBase
-import ArchivistStore
 import Foundation
 
 /// The typed view of one Article Search document, read tolerantly from every schema the API has

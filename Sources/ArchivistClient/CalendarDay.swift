@@ -1,5 +1,4 @@
 import ArchivistBase
-import ArchivistStore
 import Foundation
 
 /// A day of the proleptic Gregorian calendar in UTC, as the API's `begin_date`/`end_date` mean it.

@@ -1,5 +1,4 @@
 import ArchivistBase
-import ArchivistStore
 import Foundation
 
 /// Everything the NYT client can fail with. Each case names what was wrong and where; no case ever

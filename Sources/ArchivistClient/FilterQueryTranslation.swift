@@ -1,5 +1,4 @@
 import ArchivistBase
-import ArchivistStore
 
 /// Translates the simple `fq` filters people write into store filters, so an offline answer from
 /// the cache can honour them: `field:value`, `field:"value"`, `field:("a" "b")` (any of), clauses

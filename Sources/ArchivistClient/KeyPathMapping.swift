@@ -1,5 +1,4 @@
 import ArchivistBase
-import ArchivistStore
 
 /// A dotted key path into a JSON document (`headline.main`), in the spirit of Mantle's
 /// `JSONKeyPathsByPropertyKey`.

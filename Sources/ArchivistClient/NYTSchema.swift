@@ -1,4 +1,4 @@
-import ArchivistStore
+import ArchivistBase
 
 extension StoreSchema {
     /// The schema of a folder of NYT articles: the fields queries on articles use (dates,

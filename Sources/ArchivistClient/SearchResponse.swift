@@ -1,5 +1,4 @@
 import ArchivistBase
-import ArchivistStore
 import Foundation
 
 /// One page of an Article Search response: the hit count and the documents exactly as received.

@@ -1,5 +1,4 @@
 import ArchivistBase
-import ArchivistStore
 import Foundation
 
 /// Turns one JSON value into a typed value, or nil when the value does not fit, in the spirit of

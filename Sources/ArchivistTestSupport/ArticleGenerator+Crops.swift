@@ -1,5 +1,4 @@
 import ArchivistBase
-import ArchivistStore
 
 extension ArticleGenerator {
     /// The crops of a 2018-2019 lead image as the API lists them (subtype, crop name, width,

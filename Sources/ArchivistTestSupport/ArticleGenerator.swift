@@ -1,5 +1,4 @@
 import ArchivistBase
-import ArchivistStore
 
 /// A deterministic source of NYT Article Search API documents for tests and benchmarks.
 ///

@@ -1,5 +1,4 @@
 import ArchivistBase
-import ArchivistStore
 
 // The Archive API side of the fake server: `GET /svc/archive/v1/{year}/{month}.json`, every
 // document of a month in one answer, from an index of the corpus by month.

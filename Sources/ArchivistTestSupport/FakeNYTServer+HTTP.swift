@@ -1,5 +1,4 @@
 import ArchivistBase
-import ArchivistStore
 import Foundation
 
 #if canImport(Glibc)

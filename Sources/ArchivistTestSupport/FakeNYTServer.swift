@@ -1,5 +1,4 @@
 import ArchivistBase
-import ArchivistStore
 import Dispatch
 import Foundation
 import Synchronization

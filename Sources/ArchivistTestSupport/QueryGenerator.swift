@@ -1,5 +1,4 @@
 import ArchivistBase
-import ArchivistStore
 import Foundation
 
 // The random queries of the query differential tests (ArchivistStoreTests) and of the tests of

@@ -1,3 +1,5 @@
+import ArchivistBase
+
 /// Merging segments and building them again from the log, in memory that does not grow with the
 /// store (`docs/ARCHITECTURE.md`, "Merges").
 extension DocumentStore {

@@ -1,3 +1,5 @@
+import ArchivistBase
+
 /// A rebuild of the log from the documents that keeps every number the changes feed gave out
 /// (`repair` of a readable index, `index add` and `index drop`): `docs/FORMAT.md`, "Sequence
 /// numbers".

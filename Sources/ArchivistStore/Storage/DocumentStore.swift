@@ -12,7 +12,8 @@ import Synchronization
 /// Writes are atomic and durable: a call that returns has synced its changes, and a crash at any
 /// moment leaves each document either its old or its new complete version. One process writes at a
 /// time (a lock file); any number read. Every call first picks up what other processes committed.
-public final class DocumentStore: Sendable {
+/// It is the `DataFolder` the NYT client fills.
+public final class DocumentStore: DataFolder, Sendable {
     /// How a store behaves.
     public struct Options: Sendable {
         /// How long a writer waits for another process's write lock, in seconds.

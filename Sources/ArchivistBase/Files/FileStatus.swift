@@ -1,5 +1,3 @@
-import ArchivistBase
-
 /// What `FileSystem.status(of:)` reports.
 public struct FileStatus: Sendable, Equatable {
     /// Size in bytes.

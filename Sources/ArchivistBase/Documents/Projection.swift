@@ -1,5 +1,3 @@
-import ArchivistBase
-
 /// The fields copied from each document into the index, by dotted key path.
 ///
 /// A path that crosses an array (`keywords.value`) projects the array of every value found; a path
@@ -21,7 +19,7 @@ public struct Projection: Sendable, Equatable {
     }
 
     /// The same paths with other long paths.
-    func withLongPaths(_ longPaths: Set<String>) -> Projection {
+    package func withLongPaths(_ longPaths: Set<String>) -> Projection {
         Projection(paths: paths, longPaths: longPaths)
     }
 

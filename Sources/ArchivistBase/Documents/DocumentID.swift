@@ -1,5 +1,3 @@
-import ArchivistBase
-
 /// A document's ID, compared byte for byte (Swift's `String` equality would merge IDs that are
 /// canonically equivalent Unicode, such as a precomposed and a decomposed "é").
 public struct DocumentID: Hashable, Sendable, Comparable, CustomStringConvertible {

@@ -1,5 +1,3 @@
-import ArchivistBase
-
 /// A small JSON file of the data folder read as one object (`archivist.json`, and the side files
 /// of the store's users), with errors in one style that name the file and the key path:
 /// `data/searches.json: searches.jury.from: '2020-13-01' is not a YYYY-MM-DD date`.
