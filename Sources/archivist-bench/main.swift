@@ -188,7 +188,7 @@ func rawfs(_ arguments: ArraySlice<String>) {
             guard fd >= 0 else { posixError("open", temporary) }
             writeAll(fd, pretty, path: temporary)
             guard close(fd) == 0 else { posixError("close", temporary) }
-            let destination = dir + "/" + FileNames.documentPath(for: id)
+            let destination = dir + "/" + FileNames.documentPath(for: id, in: .nyt)
             guard rename(temporary, destination) == 0 else { posixError("rename to \(destination)", temporary) }
         }
     }

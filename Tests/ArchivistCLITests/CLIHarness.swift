@@ -178,7 +178,7 @@ final class Sandbox: Sendable {
     func path(_ relative: String) -> String { data + "/" + relative }
 
     /// The data-folder-relative path of the document file for `id`.
-    func documentFile(_ id: String) -> String { path(FileNames.documentPath(for: id)) }
+    func documentFile(_ id: String) -> String { path(FileNames.documentPath(for: id, in: .nyt)) }
 
     private func nextNumber() -> Int {
         counter.withLock { counter in

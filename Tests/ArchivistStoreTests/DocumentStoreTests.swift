@@ -14,7 +14,7 @@ import Testing
 
     /// The path of the file holding the document with this ID.
     func documentFile(_ id: String) -> String {
-        folder.data + "/" + FileNames.documentPath(for: id)
+        folder.data + "/" + FileNames.documentPath(for: id, in: .nyt)
     }
 
     // Spelled out, as the README names them, rather than taken from `FileNames`.
@@ -186,7 +186,7 @@ import Testing
         let line = try String(contentsOfFile: indexFile, encoding: .utf8)
         let value = try JSONParser.parse(line)
         #expect(value["id"] == .string("a"))
-        #expect(value["file"] == .string(FileNames.documentPath(for: "a")))
+        #expect(value["file"] == .string(FileNames.documentPath(for: "a", in: .nyt)))
         #expect(value["fields"]?["headline.main"] == .string("Slow to Show"))
         #expect(value["fields"]?["word_count"] == .number("879"))
         #expect(value["fields"]?["keywords.value"] == .array([.string("Automobiles"), .string("Odessa (Tex)")]))
@@ -312,13 +312,13 @@ import Testing
             atPath: documentFile("doc-5"), toPath: folder.data + "/docs/" + FileNames.bucket(for: "doc-5") + "/elsewhere.json")
         let problems = try store.check()
         #expect(Set(problems.map(\.kind)) == [.unreadableDocument, .missingID, .missingDocument, .changedDocument, .misplacedDocument])
-        #expect(problems.contains { $0.description.hasPrefix(FileNames.documentPath(for: "doc-0") + ": invalid JSON at byte") })
+        #expect(problems.contains { $0.description.hasPrefix(FileNames.documentPath(for: "doc-0", in: .nyt) + ": invalid JSON at byte") })
         #expect(problems.contains { $0.kind == .missingDocument && $0.id == "doc-3" })
         #expect(problems.filter { $0.kind == .missingDocument }.count == 2)  // doc-3 and the misplaced doc-5
 
         let report = try store.repair()
         #expect(report.quarantined.count == 3)
-        #expect(report.moved.map(\.to) == [FileNames.documentPath(for: "doc-5")])
+        #expect(report.moved.map(\.to) == [FileNames.documentPath(for: "doc-5", in: .nyt)])
         #expect(report.rebuiltIndex)
         #expect(filesBelow(folder.data + "/quarantine").count == 3)
         #expect(Set(try store.entries().map(\.id)) == ["doc-4", "doc-5"])

@@ -1,4 +1,5 @@
 import ArchivistBase
+import ArchivistClient
 import Foundation
 import Testing
 
@@ -37,7 +38,7 @@ struct IndexFileTests {
             id: "nyt://article/ü \"q\"", hash: 42, size: 7, storedAt: Timestamp(milliseconds: 1),
             updatedAt: Timestamp(milliseconds: 2), fields: .inline(Array(#"{"a":[1,{"b":"}"}]}"#.utf8)))
         var batch = IndexFile.Batch(firstSequence: 1)
-        batch.append(original, fields: Array(#"{"a":[1,{"b":"}"}]}"#.utf8))
+        batch.append(original, fields: Array(#"{"a":[1,{"b":"}"}]}"#.utf8), file: FileNames.documentPath(for: original.id, in: .nyt))
         batch.appendRemoval(of: "gone", at: Timestamp(milliseconds: 3))
         #expect(batch.count == 2 && batch.bytes.last == 0x0A)
         let chunk = try IndexFile.decodeLines(batch.bytes, baseOffset: 0, firstLine: 1).get()
@@ -160,7 +161,8 @@ struct IndexFileTests {
             batch.append(
                 IndexEntry(
                     id: "id\(n)", hash: UInt64(n), size: n, storedAt: Timestamp(milliseconds: 0),
-                    updatedAt: Timestamp(milliseconds: 0), fields: .inline([])), fields: Array(#"{"n":\#(n)}"#.utf8))
+                    updatedAt: Timestamp(milliseconds: 0), fields: .inline([])), fields: Array(#"{"n":\#(n)}"#.utf8),
+                file: FileNames.documentPath(for: "id\(n)", in: .nyt))
         }
         let chunk = try IndexFile.decodeLines(batch.bytes, baseOffset: 0, firstLine: 1).get()
         let ids = chunk.lines.map { line -> String in

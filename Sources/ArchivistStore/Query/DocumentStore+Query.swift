@@ -167,7 +167,7 @@ extension DocumentStore {
     /// index freshness check `document(withID:)` makes per call (the scan answers from the index
     /// as of its start); nil when the document has been removed since.
     func scannedDocument(_ entry: IndexEntry) throws(StoreError) -> JSONValue? {
-        guard let bytes = try documentFile(entry.file) else { return try document(withID: entry.id) }
+        guard let bytes = try documentFile(documentPath(for: entry.id)) else { return try document(withID: entry.id) }
         return try parsedDocument(bytes, id: entry.id)
     }
 

@@ -98,10 +98,10 @@ extension DocumentStore {
             // Some entries have no file: name them (a pass over the entries, a status each).
             try table(
                 try entries.forEachLive { entry in
-                    if (try? self.fileSystem.status(of: self.path(entry.file))) ?? nil == nil {
+                    if (try? self.fileSystem.status(of: self.path(self.documentPath(for: entry.id)))) ?? nil == nil {
                         problems.append(
                             StoreProblem(
-                                kind: .missingDocument, file: entry.file, id: entry.id,
+                                kind: .missingDocument, file: self.documentPath(for: entry.id), id: entry.id,
                                 detail: "in the index as \(StoreError.quote(entry.id)) but the file is missing"))
                     }
                     return true
@@ -121,7 +121,7 @@ extension DocumentStore {
             return (
                 StoreProblem(
                     kind: .misplacedDocument, file: file.file, id: id,
-                    detail: "_id \(StoreError.quote(id)) belongs in \(FileNames.documentPath(for: id))"), false
+                    detail: "_id \(StoreError.quote(id)) belongs in \(documentPath(for: id))"), false
             )
         case .document(let found):
             guard let known = try table(try entries.entry(DocumentID(found.id))) else {

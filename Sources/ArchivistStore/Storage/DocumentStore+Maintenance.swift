@@ -103,7 +103,8 @@ extension DocumentStore {
                     guard !change.isRemoval else { return true }
                     entryLines += 1
                 }
-                IndexFile.appendKept(bytes, lineOffset: offset, sequence: sequence, numbersStated: &numbersStated, to: &pending)
+                IndexFile.appendKept(
+                    bytes, lineOffset: offset, sequence: sequence, numbersStated: &numbersStated, to: &pending, schema: schema)
                 last = sequence
                 if pending.count >= 1 << 20 {
                     try fileSystem.append(pending, to: temporary)
@@ -267,7 +268,7 @@ extension DocumentStore {
         guard case .string(let id)? = document["_id"], DocumentStore.problem(withID: id) == nil else {
             return ScannedFile(file: relative, content: .missingID)
         }
-        guard FileNames.documentPath(for: id) == relative else { return ScannedFile(file: relative, content: .misplaced(id: id)) }
+        guard documentPath(for: id) == relative else { return ScannedFile(file: relative, content: .misplaced(id: id)) }
         let modified = known == nil ? Timestamp(milliseconds: 0) : try fileSystem.status(of: path(relative))?.modified ?? .now()
         let hash = FNV1a64.hash(bytes)
         let previous = try known.flatMap { (known) throws(StoreError) in try table(try known.entry(DocumentID(id))) }
@@ -405,7 +406,7 @@ extension DocumentStore {
                     try quarantine(problem.file)
                 case .misplacedDocument:
                     guard let id = problem.id else { continue }
-                    let target = FileNames.documentPath(for: id)
+                    let target = documentPath(for: id)
                     if try fileSystem.status(of: path(target)) == nil {
                         try fileSystem.createFolder(path((target as NSString).deletingLastPathComponent))
                         try fileSystem.rename(path(problem.file), to: path(target))

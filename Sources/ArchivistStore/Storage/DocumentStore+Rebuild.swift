@@ -49,7 +49,8 @@ extension DocumentStore {
                         var same = entry
                         same.storedAt = live.storedAt
                         same.updatedAt = live.updatedAt
-                        run.append((live.sequence, IndexFile.entryLine(same, sequence: live.sequence, fields: fields)))
+                        let line = IndexFile.entryLine(same, sequence: live.sequence, fields: fields, file: documentPath(for: same.id))
+                        run.append((live.sequence, line))
                         continue
                     }
                     if try table(try entries.lastChange(key)) != nil { changed.insert(key) }
@@ -96,7 +97,8 @@ extension DocumentStore {
                     case .removal:
                         // A tombstone stays while its ID has no document.
                         guard last.isRemoval, !changed.contains(key) else { return true }
-                        IndexFile.appendKept(bytes, lineOffset: offset, sequence: sequence, numbersStated: &numbersStated, to: &pending)
+                        IndexFile.appendKept(
+                            bytes, lineOffset: offset, sequence: sequence, numbersStated: &numbersStated, to: &pending, schema: schema)
                     }
                     if pending.count >= 1 << 20 {
                         try fileSystem.append(pending, to: output)

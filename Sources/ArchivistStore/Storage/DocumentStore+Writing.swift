@@ -44,7 +44,7 @@ extension DocumentStore {
             }
         }
         batch.projection = encodingProjection.withLock { $0 }
-        batch.encoded = Self.encode(batch.operations, projection: batch.projection)
+        batch.encoded = Self.encode(batch.operations, projection: batch.projection, schema: schema)
         return batch
     }
 
@@ -128,7 +128,7 @@ extension DocumentStore {
         // Serializing and hashing is most of the CPU work of a batch: do it on all cores before
         // taking the lock.
         let projection = encodingProjection.withLock { $0 }
-        return try commit(operations, encoded: Self.encode(operations, projection: projection), projection: projection)
+        return try commit(operations, encoded: Self.encode(operations, projection: projection, schema: schema), projection: projection)
     }
 
     /// Commits operations encoded with `projection` (encoded again if the store's has changed).
@@ -146,7 +146,7 @@ extension DocumentStore {
             if state.projection != projection {
                 projection = state.projection
                 encodingProjection.withLock { $0 = state.projection }
-                encoded = Self.encode(operations, projection: projection)
+                encoded = Self.encode(operations, projection: projection, schema: schema)
             }
             let outcomes = try self.commitLocked(operations, encoded, &state)
             self.flushIfDue(&state)
@@ -162,8 +162,9 @@ extension DocumentStore {
         var file: String
     }
 
-    /// Encodes the puts of a batch (nil for removes), in parallel for large batches.
-    static func encode(_ operations: [Operation], projection: Projection) -> [Encoded?] {
+    /// Encodes the puts of a batch (nil for removes), in parallel for large batches; `schema` names
+    /// their files.
+    static func encode(_ operations: [Operation], projection: Projection, schema: StoreSchema) -> [Encoded?] {
         let slots = ParallelSlots<Encoded?>(count: operations.count, initial: nil)
         let workers = operations.count >= 64 ? ProcessInfo.processInfo.activeProcessorCount : 1
         DispatchQueue.concurrentPerform(iterations: workers) { worker in
@@ -175,7 +176,7 @@ extension DocumentStore {
                         index,
                         Encoded(
                             bytes: bytes, hash: FNV1a64.hash(bytes), fieldsJSON: projection.fieldsJSON(of: document),
-                            file: FileNames.documentPath(for: id)))
+                            file: FileNames.documentPath(for: id, in: schema)))
                 }
                 index += workers
             }
@@ -304,7 +305,7 @@ extension DocumentStore {
         let existing = try table(try batch.current(key, in: state.entries))
         if let existing, existing.hash == encoding.hash, existing.size == bytes.count {
             var stored = batch.pending[key]?.bytes
-            if stored == nil { stored = try documentFile(existing.file) }
+            if stored == nil { stored = try documentFile(documentPath(for: existing.id)) }
             if stored == bytes { return .unchanged }
         }
         // An update's time is after the first-stored time, so that a changes feed tells an update
@@ -339,7 +340,7 @@ extension DocumentStore {
         var lines = IndexFile.Batch(firstSequence: state.lastSequence + 1)
         for key in changes {
             let planned = batch.pending[key]!
-            let relative = planned.file ?? FileNames.documentPath(for: key.rawValue)
+            let relative = planned.file ?? documentPath(for: key.rawValue)
             if let entry = planned.entry {
                 let bucket = FileNames.bucket(ofDocumentPath: relative)
                 if !state.knownBuckets.contains(bucket) {
@@ -385,7 +386,7 @@ extension DocumentStore {
                 switch line {
                 case .entry(let derived):
                     numbered.append((key, lines.nextSequence))
-                    lines.append(derived, fields: try fieldsBytes(of: derived))
+                    lines.append(derived, fields: try fieldsBytes(of: derived), file: self.documentPath(for: derived.id))
                 case .removal(let removal):
                     removals.append(IndexFile.Removal(id: removal.id, sequence: lines.nextSequence, removedAt: now))
                     lines.appendRemoval(of: removal.id, at: now)
@@ -436,7 +437,7 @@ extension DocumentStore {
     /// it cannot be parsed or names another ID (such a file is left in place for `check` to report
     /// and `repair` to quarantine).
     func derivedEntry(forID id: String, storedAt: Timestamp?, projection: Projection) throws(StoreError) -> Derivation {
-        let relative = FileNames.documentPath(for: id)
+        let relative = documentPath(for: id)
         let read: [UInt8]?
         do {
             read = try documentFile(relative)

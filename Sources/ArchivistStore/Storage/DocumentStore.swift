@@ -159,6 +159,9 @@ public final class DocumentStore: DataFolder, Sendable {
     /// The path of a file inside the folder.
     func path(_ relative: String) -> String { folder + "/" + relative }
 
+    /// The file of the document `id`, relative to the folder (named by the schema's rule).
+    func documentPath(for id: String) -> String { FileNames.documentPath(for: id, in: schema) }
+
     /// The index file.
     var indexFile: IndexFile { IndexFile(folder: folder, fileSystem: fileSystem) }
 
@@ -266,24 +269,24 @@ public final class DocumentStore: DataFolder, Sendable {
     /// The stored bytes of a document (pretty JSON with a trailing newline), or nil when none.
     public func documentBytes(withID id: String) throws(StoreError) -> [UInt8]? {
         guard let entry = try entry(forID: id) else { return nil }
-        if let bytes = try documentFile(entry.file) { return bytes }
+        if let bytes = try documentFile(documentPath(for: entry.id)) { return bytes }
         // Another process may have removed the document between the two calls, or be removing
         // it now: a writer unlinks the file, then appends the removal to the log. Look again for
         // a moment (about 100 ms) before calling the index stale.
         for _ in 0..<50 {
             try refresh()
             guard let current = try self.entry(forID: id) else { return nil }
-            if let bytes = try documentFile(current.file) { return bytes }
+            if let bytes = try documentFile(documentPath(for: current.id)) { return bytes }
             usleep(2_000)
         }
-        throw .staleIndex(path: path(entry.file), id: id)
+        throw .staleIndex(path: path(documentPath(for: entry.id)), id: id)
     }
 
     /// The bytes of the file `entry` names, nil when it is gone: for a caller that already holds
     /// the entry (a listing), one read and no look-up. The file may have been replaced since the
     /// entry was read: compare its hash with `entry.hash` before trusting it.
     public func documentBytes(of entry: IndexEntry) throws(StoreError) -> [UInt8]? {
-        try documentFile(entry.file)
+        try documentFile(documentPath(for: entry.id))
     }
 
     /// The largest document file read: 256 MiB (the NYT's are a few KB, a whole Archive month is
@@ -333,7 +336,9 @@ public final class DocumentStore: DataFolder, Sendable {
             do throws(StoreError) {
                 guard let entry = entries[i] else { return .success(nil) }
                 // Gone since the look-up (another process removed it): as one read decides.
-                guard let bytes = try self.documentFile(entry.file) else { return .success(try self.compactDocument(withID: ids[i])) }
+                guard let bytes = try self.documentFile(self.documentPath(for: entry.id)) else {
+                    return .success(try self.compactDocument(withID: ids[i]))
+                }
                 return .success(try self.compactDocument(bytes, id: ids[i]))
             } catch {
                 return .failure(error)
@@ -353,7 +358,7 @@ public final class DocumentStore: DataFolder, Sendable {
         do {
             return try JSONParser.parse(bytes)
         } catch {
-            throw .invalidJSON(path: path(FileNames.documentPath(for: id)), error: error)
+            throw .invalidJSON(path: path(documentPath(for: id)), error: error)
         }
     }
 

@@ -40,7 +40,4 @@ public struct IndexEntry: Sendable, Equatable {
     func hasSameContent(as other: IndexEntry) -> Bool {
         id == other.id && hash == other.hash && size == other.size
     }
-
-    /// The document file, relative to the data folder.
-    public var file: String { FileNames.documentPath(for: id) }
 }

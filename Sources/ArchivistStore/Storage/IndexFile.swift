@@ -107,13 +107,14 @@ struct IndexFile {
 // MARK: Encoding
 
 extension IndexFile {
-    /// An entry's line (without its newline). The ID comes first, for people; the projected fields
-    /// come last, so opening the index can take their span without reading them.
-    static func entryLine(_ entry: IndexEntry, sequence: Int, fields fieldsJSON: [UInt8]) -> [UInt8] {
+    /// An entry's line (without its newline), `file` its document's path. The ID comes first, for
+    /// people; the projected fields come last, so opening the index can take their span without
+    /// reading them.
+    static func entryLine(_ entry: IndexEntry, sequence: Int, fields fieldsJSON: [UInt8], file: String) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(fieldsJSON.count + entry.id.utf8.count * 2 + 160)
         appendEntryLine(
-            entry, sequence: sequence, fields: fieldsJSON, file: entry.file, storedAt: Array(entry.storedAt.description.utf8),
+            entry, sequence: sequence, fields: fieldsJSON, file: file, storedAt: Array(entry.storedAt.description.utf8),
             updatedAt: Array(entry.updatedAt.description.utf8), to: &out)
         return out
     }
@@ -184,12 +185,12 @@ extension IndexFile {
         /// The sequence number of the batch's last line (the one before the first when empty).
         var lastSequence: Int { nextSequence - 1 }
 
-        /// Adds an entry's line; `file` is its document's path when the caller has it.
-        mutating func append(_ entry: IndexEntry, fields: [UInt8], file: String? = nil, sequence: Int? = nil) {
+        /// Adds an entry's line; `file` is its document's path.
+        mutating func append(_ entry: IndexEntry, fields: [UInt8], file: String, sequence: Int? = nil) {
             let sequence = sequence ?? nextSequence
             nextSequence = sequence + 1
             IndexFile.appendEntryLine(
-                entry, sequence: sequence, fields: fields, file: file ?? entry.file, storedAt: text(of: entry.storedAt),
+                entry, sequence: sequence, fields: fields, file: file, storedAt: text(of: entry.storedAt),
                 updatedAt: text(of: entry.updatedAt), to: &bytes)
             // The fields object is last, just before the closing brace.
             fieldSpans.append((DocumentID(entry.id), bytes.count - 1 - fields.count, fields.count))
@@ -646,12 +647,13 @@ extension IndexFile {
     /// at `lineOffset`.
     /// Appends a line a rewrite keeps, and its newline, to `pending`: as it is, or numbered
     /// (`numberedLine`) while the lines have no `seq` (those of before format 3 come first;
-    /// `numbersStated` turns true at the first that has one).
+    /// `numbersStated` turns true at the first that has one). `schema` names the documents' files.
     static func appendKept(
-        _ bytes: UnsafeBufferPointer<UInt8>, lineOffset: Int, sequence: Int, numbersStated: inout Bool, to pending: inout [UInt8]
+        _ bytes: UnsafeBufferPointer<UInt8>, lineOffset: Int, sequence: Int, numbersStated: inout Bool, to pending: inout [UInt8],
+        schema: StoreSchema
     ) {
         if !numbersStated, let stated = try? decodeFull(bytes, lineOffset: lineOffset), stated.sequence == nil {
-            pending.append(contentsOf: numberedLine(stated, bytes: bytes, lineOffset: lineOffset, sequence: sequence))
+            pending.append(contentsOf: numberedLine(stated, bytes: bytes, lineOffset: lineOffset, sequence: sequence, schema: schema))
         } else {
             numbersStated = true
             pending.append(contentsOf: bytes)
@@ -659,7 +661,9 @@ extension IndexFile {
         pending.append(0x0A)
     }
 
-    static func numberedLine(_ decoded: FullLine, bytes: UnsafeBufferPointer<UInt8>, lineOffset: Int, sequence: Int) -> [UInt8] {
+    static func numberedLine(
+        _ decoded: FullLine, bytes: UnsafeBufferPointer<UInt8>, lineOffset: Int, sequence: Int, schema: StoreSchema
+    ) -> [UInt8] {
         func fields(_ reference: FieldsReference?) -> [UInt8]? {
             guard case .indexFile(let offset, let length)? = reference else { return nil }
             let start = offset - lineOffset
@@ -668,7 +672,9 @@ extension IndexFile {
         }
         switch decoded.line {
         case .entry(let entry):
-            return entryLine(entry, sequence: sequence, fields: fields(entry.fields) ?? Array("{}".utf8))
+            return entryLine(
+                entry, sequence: sequence, fields: fields(entry.fields) ?? Array("{}".utf8),
+                file: FileNames.documentPath(for: entry.id, in: schema))
         case .removal(let removal):
             return removalLine(
                 id: removal.id, sequence: sequence, at: decoded.removedAt ?? Timestamp(milliseconds: 0),
