@@ -145,7 +145,7 @@ struct SegmentTests {
         }
         #expect(throws: SegmentDamage.self) { try SegmentReader(FileBytes(Array("{\"not\": \"a snapshot\"}".utf8))) }
         var wrongVersion = f.bytes
-        wrongVersion[wrongVersion.count - SegmentFile.footerSize + 8] = 9
+        wrongVersion[wrongVersion.count - SegmentFooter.size + 8] = 9
         #expect(throws: SegmentDamage.self) { try SegmentReader(FileBytes(wrongVersion)) }
     }
 
@@ -408,7 +408,7 @@ struct SnapshotStreamingTests {
                 documentCount: 0, documentBytes: 0, coverage: SegmentFile.Coverage(identity: 1, offset: 0, lines: 0, tailHash: 0),
                 schemaHash: 7, createdAt: .now())
         }
-        let footer = bytes.count - SegmentFile.footerSize
+        let footer = bytes.count - SegmentFooter.size
         withUnsafeBytes(of: UInt64(size).littleEndian) { bytes.replaceSubrange((footer + 104)..<(footer + 112), with: $0) }
         let tableOffset = Int(bytes[(footer + 16)..<(footer + 24)].reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
         let hash = Array(bytes[tableOffset..<(bytes.count - 8)]).withUnsafeBytes { WordHash.checksum(layout: SegmentFile.version, $0) }
@@ -432,7 +432,7 @@ struct SnapshotStreamingTests {
                 documentCount: 0, documentBytes: 0, coverage: SegmentFile.Coverage(identity: 1, offset: 0, lines: 0, tailHash: 0),
                 schemaHash: 7, createdAt: .now())
         }
-        let footer = bytes.count - SegmentFile.footerSize
+        let footer = bytes.count - SegmentFooter.size
         func word(_ at: Int) -> Int { Int(bytes[(footer + at)..<(footer + at + 8)].reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }) }
         let hashesOffset = word(24)
         #expect(word(32) == SegmentFile.hashesPerRun * (runs - 1) + 5)
@@ -744,8 +744,8 @@ struct SegmentMergeTests {
     /// A segment's bytes with its creation time and the footer's checksum (which covers it) zeroed.
     static func comparable(_ bytes: [UInt8]) -> [UInt8] {
         var bytes = bytes
-        guard bytes.count >= SegmentFile.footerSize else { return bytes }
-        let footer = bytes.count - SegmentFile.footerSize
+        guard bytes.count >= SegmentFooter.size else { return bytes }
+        let footer = bytes.count - SegmentFooter.size
         for offset in (footer + 88)..<(footer + 96) { bytes[offset] = 0 }
         for offset in (bytes.count - 8)..<bytes.count { bytes[offset] = 0 }
         return bytes
@@ -760,7 +760,7 @@ struct SegmentMergeTests {
             let trailer = section.offset + section.length - 32
             for offset in trailer..<(trailer + 8) { bytes[offset] = 0 }
         }
-        let footer = bytes.count - SegmentFile.footerSize
+        let footer = bytes.count - SegmentFooter.size
         let hashesOffset = bytes.withUnsafeBytes { Int(BinaryReader(buffer: $0).uint64(at: footer + 24) ?? 0) }
         for offset in hashesOffset..<footer { bytes[offset] = 0 }
         return bytes

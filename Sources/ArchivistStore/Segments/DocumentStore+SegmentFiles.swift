@@ -96,8 +96,8 @@ extension DocumentStore {
                 return .failure(.unusable("\(file): \(error.description)"))
             }
             guard mapped.isSegmentFile, mapped.number == record.number, mapped.count == record.documents,
-                mapped.tombstoneCount == record.tombstones, mapped.reader.footerHash == record.footerHash,
-                mapped.reader.schemaHash == schemaHash, mapped.paths == projection.paths
+                mapped.tombstoneCount == record.tombstones, mapped.reader.footer.checksum == record.footerHash,
+                mapped.reader.footer.schemaHash == schemaHash, mapped.paths == projection.paths
             else { return .failure(.unusable("\(file) is not the segment the manifest names")) }
             var deletes: SegmentDeletes?
             if let name = record.deletesFileName {
@@ -366,22 +366,22 @@ extension DocumentStore {
         final class Pending: @unchecked Sendable {
             var bytes: [UInt8] = []
             var total = 0
-            var last: [UInt8] = []
         }
         let pending = Pending()
         func flush() throws(StoreError) {
             guard !pending.bytes.isEmpty else { return }
             try fileSystem.append(pending.bytes, to: temporary)
             pending.total += pending.bytes.count
-            pending.last = Array(pending.bytes.suffix(8))
             pending.bytes.removeAll(keepingCapacity: true)
         }
+        let footer: SegmentFooter?
         do {
             var writer = SegmentWriter { (bytes) throws(StoreError) in
                 pending.bytes.append(contentsOf: bytes)
                 if pending.bytes.count >= 1 << 20 { try flush() }
             }
             try body(&writer)
+            footer = writer.footer
             try flush()
             try fileSystem.synchronize(temporary)
             try fileSystem.rename(temporary, to: path(relative))
@@ -389,8 +389,7 @@ extension DocumentStore {
             _ = try? fileSystem.removeFile(temporary)
             throw error
         }
-        let hash = pending.last.count == 8 ? pending.last.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) } : 0
-        return (pending.total, UInt64(littleEndian: hash))
+        return (pending.total, footer?.checksum ?? 0)
     }
 
     /// Installs a manifest (after the files it names are in place and synced) that covers the log
