@@ -77,9 +77,9 @@ func fuzzFilter(_ bytes: [UInt8]) {
 /// Index lines: any bytes decode as lines or fail at a line; a decoded entry written again
 /// decodes to the same entry.
 func fuzzIndexLines(_ bytes: [UInt8]) {
-    var lines: [(IndexFile.Line, Int)] = []
-    _ = IndexFile.decodeLines(bytes, baseOffset: 0, firstLine: 1, previousSequence: 0) { lines.append(($0, $1)) }
-    var batch = IndexFile.Batch(firstSequence: 1)
+    var lines: [(ChangeLog.Line, Int)] = []
+    _ = ChangeLog.decodeLines(bytes, baseOffset: 0, firstLine: 1, previousSequence: 0) { lines.append(($0, $1)) }
+    var batch = ChangeLog.Batch(firstSequence: 1)
     for (line, sequence) in lines {
         if case .entry(let entry) = line {
             var fields: [UInt8] = Array("{}".utf8)
@@ -89,8 +89,8 @@ func fuzzIndexLines(_ bytes: [UInt8]) {
             batch.append(entry, fields: fields, sequence: sequence)
         }
     }
-    var again: [IndexFile.Line] = []
-    _ = IndexFile.decodeLines(batch.bytes, baseOffset: 0, firstLine: 1, previousSequence: 0) { line, _ in again.append(line) }
+    var again: [ChangeLog.Line] = []
+    _ = ChangeLog.decodeLines(batch.bytes, baseOffset: 0, firstLine: 1, previousSequence: 0) { line, _ in again.append(line) }
     agree(again.count == batch.count, "\(batch.count) entries written, \(again.count) read back")
 }
 

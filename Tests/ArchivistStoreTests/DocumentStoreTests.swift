@@ -18,7 +18,7 @@ import Testing
     }
 
     // Spelled out, as the README names them, rather than taken from `FileNames`.
-    var indexFile: String { folder.data + "/index.jsonl" }
+    var changeLog: String { folder.data + "/index.jsonl" }
     var metadataFile: String { folder.data + "/archivist.json" }
 
     func article(_ id: String, headline: String = "Slow to Show", wordCount: JSONValue = .number("879")) -> JSONValue {
@@ -95,12 +95,12 @@ import Testing
         #expect(try store.put(doc, id: "a") == .added)
         let path = documentFile("a")
         let before = try FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as? Date
-        let indexBefore = try Data(contentsOf: URL(fileURLWithPath: indexFile))
+        let indexBefore = try Data(contentsOf: URL(fileURLWithPath: changeLog))
         Thread.sleep(forTimeInterval: 0.02)
         #expect(try store.put(doc, id: "a") == .unchanged)
         let after = try FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as? Date
         #expect(before == after)
-        #expect(try Data(contentsOf: URL(fileURLWithPath: indexFile)) == indexBefore)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: changeLog)) == indexBefore)
         #expect(try store.put(article("a", headline: "New"), id: "a") == .updated)
         #expect(try store.document(withID: "a")?.values(atPath: ["headline", "main"]) == [.string("New")])
         try expectConsistent(store)
@@ -183,7 +183,7 @@ import Testing
     @Test func indexHoldsTheProjectionReadableWithJQ() throws {
         let store = try openStore()
         try store.put(article("a"), id: "a")
-        let line = try String(contentsOfFile: indexFile, encoding: .utf8)
+        let line = try String(contentsOfFile: changeLog, encoding: .utf8)
         let value = try JSONParser.parse(line)
         #expect(value["id"] == .string("a"))
         #expect(value["file"] == .string(FileNames.documentPath(for: "a", in: .nyt)))
@@ -238,14 +238,14 @@ import Testing
     @Test func aTornLastIndexLineIsIgnoredAndCutByTheNextWriter() throws {
         let store = try openStore()
         try store.put(article("a"), id: "a")
-        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: indexFile))
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: changeLog))
         handle.seekToEndOfFile()
         handle.write(Data(#"{"id":"b","hash":"#.utf8))
         handle.closeFile()
         let reader = try openStore()
         #expect(try reader.count == 1)
         try reader.put(article("c"), id: "c")
-        let lines = try String(contentsOfFile: indexFile, encoding: .utf8).split(separator: "\n")
+        let lines = try String(contentsOfFile: changeLog, encoding: .utf8).split(separator: "\n")
         #expect(lines.count == 2)
         #expect(try openStore().count == 2)
         try expectConsistent(reader)
@@ -254,7 +254,7 @@ import Testing
     @Test func anUnreadableIndexIsRebuiltFromTheDocumentsAndKeptInQuarantine() throws {
         let store = try openStore()
         for i in 0..<10 { try store.put(article("doc-\(i)"), id: "doc-\(i)") }
-        try "not json at all\n".write(toFile: indexFile, atomically: false, encoding: .utf8)
+        try "not json at all\n".write(toFile: changeLog, atomically: false, encoding: .utf8)
         let reopened = try openStore()
         #expect(try reopened.count == 10)
         #expect(filesBelow(folder.data + "/quarantine").contains { $0.hasSuffix("index.jsonl") })
@@ -266,9 +266,9 @@ import Testing
         let store = try openStore()
         for i in 0..<3 { try store.put(article("doc-\(i)"), id: "doc-\(i)") }
         // A complete line (newline-terminated) that stops right after a key's colon, in the middle.
-        var index = try String(contentsOfFile: indexFile, encoding: .utf8)
+        var index = try String(contentsOfFile: changeLog, encoding: .utf8)
         index += line + "\n" + #"{"id":"z","removed_at":"2026-11-29T00:00:00.000Z"}"# + "\n"
-        try index.write(toFile: indexFile, atomically: false, encoding: .utf8)
+        try index.write(toFile: changeLog, atomically: false, encoding: .utf8)
         let reopened = try openStore()
         #expect(try reopened.count == 3)
         #expect(filesBelow(folder.data + "/quarantine").contains { $0.hasSuffix("index.jsonl") })
@@ -278,9 +278,9 @@ import Testing
     @Test func aWriterRebuildsAnIndexThatWasCorruptedWhileItWasOpen() throws {
         let store = try openStore()
         for i in 0..<5 { try store.put(article("doc-\(i)"), id: "doc-\(i)") }
-        try "garbage\n".write(toFile: indexFile, atomically: true, encoding: .utf8)
+        try "garbage\n".write(toFile: changeLog, atomically: true, encoding: .utf8)
         #expect(try store.put(article("doc-5"), id: "doc-5") == .added)
-        let lines = try String(contentsOfFile: indexFile, encoding: .utf8).split(separator: "\n")
+        let lines = try String(contentsOfFile: changeLog, encoding: .utf8).split(separator: "\n")
         #expect(lines.count == 6)
         #expect(lines.allSatisfy { (try? JSONParser.parse(String($0))) != nil })
         try expectConsistent(store)
@@ -289,7 +289,7 @@ import Testing
     @Test func aMissingIndexIsRebuiltNotTakenForAnEmptyStore() throws {
         let store = try openStore()
         for i in 0..<10 { try store.put(article("doc-\(i)"), id: "doc-\(i)") }
-        try FileManager.default.removeItem(atPath: indexFile)
+        try FileManager.default.removeItem(atPath: changeLog)
         let reopened = try openStore()
         #expect(try reopened.count == 10)
         try expectConsistent(reopened)

@@ -76,7 +76,7 @@ extension DocumentStore {
         var matched = 0
         // Fields of tail entries are read from one mapping of the log (the segments' entries
         // carry a digest of theirs).
-        let log = try fileSystem.mappedContentsForRandomReads(of: indexFile.path) ?? FileBytes([])
+        let log = try fileSystem.mappedContentsForRandomReads(of: changeLog.path) ?? FileBytes([])
         try scanDocuments(projection: state.projection, known: nil) { (_, files) throws(StoreError) in
             // Each file compared with its entry on several threads (a look-up each).
             let verdicts = ConcurrentReads.shared.map(files.count) { i -> Result<(StoreProblem?, Bool), StoreError> in
@@ -182,7 +182,7 @@ extension DocumentStore {
     /// live record of the segments is such a line). The lines are compared a batch at a time on
     /// several threads (a look-up each).
     private func logProblems(_ state: inout State) throws(StoreError) -> [StoreProblem] {
-        guard let status = try fileSystem.status(of: indexFile.path) else { return [] }
+        guard let status = try fileSystem.status(of: changeLog.path) else { return [] }
         let covered = state.manifest?.coverage.offset ?? 0
         let segments = state.entries.segments
         var problems: [StoreProblem] = []
@@ -214,7 +214,7 @@ extension DocumentStore {
             }
             batch.removeAll(keepingCapacity: true)
         }
-        _ = try indexFile.forEachLine(
+        _ = try changeLog.forEachLine(
             end: status.size,
             invalid: { line, reason in
                 unreadable = StoreProblem(kind: .unreadableIndex, file: FileNames.index, id: nil, detail: "line \(line): \(reason)")

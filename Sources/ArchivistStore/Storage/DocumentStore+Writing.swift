@@ -195,7 +195,7 @@ extension DocumentStore {
             /// The document's file, relative to the folder (nil: worked out from the ID).
             var file: String? = nil
             /// A removal's line, once written (its number, time and the removed fields).
-            var removal: IndexFile.Removal? = nil
+            var removal: ChangeLog.Removal? = nil
         }
 
         var pending: [DocumentID: Pending] = [:]
@@ -337,7 +337,7 @@ extension DocumentStore {
         _ changes: [DocumentID], _ batch: inout StagedBatch, now: Timestamp,
         _ state: inout State
     ) throws(StoreError) {
-        var lines = IndexFile.Batch(firstSequence: state.lastSequence + 1)
+        var lines = ChangeLog.Batch(firstSequence: state.lastSequence + 1)
         for key in changes {
             let planned = batch.pending[key]!
             let relative = planned.file ?? documentPath(for: key.rawValue)
@@ -354,7 +354,7 @@ extension DocumentStore {
                 let removed = try table(try state.entries.entry(key))
                 try fileSystem.removeFile(path(relative))
                 let fields = try removed.map { (entry) throws(StoreError) in try fieldsBytes(of: entry) }
-                batch.pending[key]!.removal = IndexFile.Removal(
+                batch.pending[key]!.removal = ChangeLog.Removal(
                     id: key.rawValue, sequence: lines.nextSequence, removedAt: now, fields: fields.map { .inline($0) })
                 lines.appendRemoval(of: key.rawValue, at: now, fields: fields)
             }
@@ -367,20 +367,20 @@ extension DocumentStore {
 
     /// Appends complete lines to the index, records them as consumed, and returns where in the
     /// file each new entry's fields now are.
-    func appendToIndex(_ lines: IndexFile.Batch, _ state: inout State) throws(StoreError) -> [(DocumentID, FieldsReference)] {
-        try indexFile.append(lines, at: &state.index)
+    func appendToIndex(_ lines: ChangeLog.Batch, _ state: inout State) throws(StoreError) -> [(DocumentID, FieldsReference)] {
+        try changeLog.append(lines, at: &state.index)
     }
 
     /// Finishes what a crashed writer left (called with the lock held): cuts a torn last index
     /// line, rederives the entries of the journal's IDs from their files, and removes temporary files.
     func recoverLocked(_ state: inout State) throws(StoreError) {
         let temporaries = try fileSystem.entries(ofFolder: path(FileNames.temporary)) ?? []
-        let tornTail = try indexFile.cutTornTail(after: state.index)
+        let tornTail = try changeLog.cutTornTail(after: state.index)
         guard try journal.exists || !temporaries.isEmpty || tornTail else { return }
-        var lines = IndexFile.Batch(firstSequence: state.lastSequence + 1)
+        var lines = ChangeLog.Batch(firstSequence: state.lastSequence + 1)
         let now = Timestamp.now()
         var numbered: [(DocumentID, Int)] = []
-        var removals: [IndexFile.Removal] = []
+        var removals: [ChangeLog.Removal] = []
         let replayed = try journal.replay { (key: DocumentID) throws(StoreError) in
             if let line = try self.rederivedLine(for: key, &state) {
                 switch line {
@@ -388,7 +388,7 @@ extension DocumentStore {
                     numbered.append((key, lines.nextSequence))
                     lines.append(derived, fields: try fieldsBytes(of: derived), file: self.documentPath(for: derived.id))
                 case .removal(let removal):
-                    removals.append(IndexFile.Removal(id: removal.id, sequence: lines.nextSequence, removedAt: now))
+                    removals.append(ChangeLog.Removal(id: removal.id, sequence: lines.nextSequence, removedAt: now))
                     lines.appendRemoval(of: removal.id, at: now)
                 }
             }
@@ -408,7 +408,7 @@ extension DocumentStore {
     /// Rederives the entry of a journal's ID from its file and sets it in the state; returns the
     /// index line that records the change, or nil when the index already agrees (or the file is
     /// unreadable: left for check to report and repair to quarantine).
-    private func rederivedLine(for key: DocumentID, _ state: inout State) throws(StoreError) -> IndexFile.Line? {
+    private func rederivedLine(for key: DocumentID, _ state: inout State) throws(StoreError) -> ChangeLog.Line? {
         let id = key.rawValue
         let known = try table(try state.entries.entry(key))
         let derived: IndexEntry?
@@ -424,7 +424,7 @@ extension DocumentStore {
             return nil
         }
         try table(try state.entries.set(key, derived))
-        return derived.map { .entry($0) } ?? .removal(IndexFile.Removal(id: id))
+        return derived.map { .entry($0) } ?? .removal(ChangeLog.Removal(id: id))
     }
 
     enum Derivation {

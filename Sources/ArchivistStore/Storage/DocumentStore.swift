@@ -65,7 +65,7 @@ public final class DocumentStore: DataFolder, Sendable {
         var metadata: StoreMetadata
         var entries = EntryTable()
         /// How far the index file has been read.
-        var index = IndexFile.Position()
+        var index = ChangeLog.Position()
         var knownBuckets: Set<String> = []
         /// The manifest of the segments the entries start from (nil: none, the whole log read).
         var manifest: Manifest?
@@ -162,8 +162,8 @@ public final class DocumentStore: DataFolder, Sendable {
     /// The file of the document `id`, relative to the folder (named by the schema's rule).
     func documentPath(for id: String) -> String { FileNames.documentPath(for: id, in: schema) }
 
-    /// The index file.
-    var indexFile: IndexFile { IndexFile(folder: folder, fileSystem: fileSystem) }
+    /// The change log (`index.jsonl`).
+    var changeLog: ChangeLog { ChangeLog(folder: folder, fileSystem: fileSystem) }
 
     /// The journal of the batch being written.
     var journal: Journal { Journal(folder: folder, fileSystem: fileSystem) }
@@ -445,7 +445,7 @@ public final class DocumentStore: DataFolder, Sendable {
     /// read is left for the whole-log load and the usual recovery.
     func rebuildSegmentsIfNeeded(_ state: inout State, lockHeld: Bool) throws(StoreError) {
         guard options.usesSegments, !state.refusesSegments,
-            let size = try fileSystem.status(of: indexFile.path)?.size, size >= Self.segmentRebuildBytes
+            let size = try fileSystem.status(of: changeLog.path)?.size, size >= Self.segmentRebuildBytes
         else { return }
         let found = try currentSegments(projection: state.projection)
         if case .success(let opened) = found {
@@ -475,7 +475,7 @@ public final class DocumentStore: DataFolder, Sendable {
 
     /// Whether the entries must be rebuilt from the documents: the index is unreadable, or missing
     /// while there are documents.
-    func needsRebuild(after load: IndexFile.Load) throws(StoreError) -> Bool {
+    func needsRebuild(after load: ChangeLog.Load) throws(StoreError) -> Bool {
         switch load {
         case .loaded: return false
         case .unreadable: return true
@@ -485,17 +485,17 @@ public final class DocumentStore: DataFolder, Sendable {
 
     /// Reads the whole index into `state`, replacing what it held.
     @discardableResult
-    func loadIndex(_ state: inout State) throws(StoreError) -> IndexFile.Load {
+    func loadIndex(_ state: inout State) throws(StoreError) -> ChangeLog.Load {
         if try loadFromSegments(&state) { return .loaded }
         state.manifest = nil
-        let expected = (try? fileSystem.status(of: indexFile.path))??.size ?? 0
-        var position = IndexFile.Position()
+        let expected = (try? fileSystem.status(of: changeLog.path))??.size ?? 0
+        var position = ChangeLog.Position()
         var entries = EntryTable()
         defer {
             state.index = position
             state.entries = entries
         }
-        return try indexFile.readAll(
+        return try changeLog.readAll(
             into: &position,
             reset: {
                 entries = EntryTable()
@@ -511,9 +511,9 @@ public final class DocumentStore: DataFolder, Sendable {
         swap(&entries, &state.entries)
         var position = state.index
         var damage: SegmentDamage?
-        let progress: IndexFile.Progress
+        let progress: ChangeLog.Progress
         do {
-            progress = try indexFile.follow(&position) { line in
+            progress = try changeLog.follow(&position) { line in
                 do throws(SegmentDamage) { try entries.apply(line) } catch { damage = error }
             }
         } catch {

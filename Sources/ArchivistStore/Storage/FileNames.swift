@@ -5,7 +5,7 @@ import ArchivistBase
 ///
 /// ```
 /// DIR/archivist.json          metadata: format version, projected fields
-/// DIR/index.jsonl             the index: one JSON line per change; the last line for an ID wins
+/// DIR/index.jsonl             the change log: one JSON line per change; the last line for an ID wins
 /// DIR/docs/<bb>/<name>.json   one document per file; <bb> is a bucket of 256, from a hash of the ID
 /// DIR/journal.jsonl           IDs of the batch being written (present only during a write)
 /// DIR/archivist.lock          the writers' lock file (holds the writer's pid)
@@ -20,7 +20,7 @@ import ArchivistBase
 public enum FileNames {
     /// The metadata file.
     public static let metadata = "archivist.json"
-    /// The index file.
+    /// The change log (`ChangeLog`).
     public static let index = "index.jsonl"
     /// The snapshot of the index's query structures of formats 2 and 3 (replaced by `segments/`
     /// in format 4: read, on a read-only mount, until the folder is migrated).

@@ -7,15 +7,18 @@ import Dispatch
 import Darwin
 #endif
 
-/// The owner of `index.jsonl`, the store's append-only record of every change: the grammar of its
-/// lines (`docs/FORMAT.md`, "index.jsonl"), decoding them on all cores, reading the file while
-/// other processes append to it, appending a batch, and rewriting the whole file.
+/// The change log: the owner of `index.jsonl`, the store's append-only record of every change
+/// (the file keeps its name): the grammar of its lines (`docs/FORMAT.md`, "index.jsonl"), decoding
+/// them on all cores, reading the file while other processes append to it, appending a batch, and
+/// rewriting the whole file.
 ///
-/// A line is an entry (`{"id":..,"file":..,"hash":..,"size":..,"stored_at":..,"updated_at":..,
-/// "fields":{..}}`) or a removal (`{"id":..,"removed_at":..}`); the last line for an ID wins. A
-/// final line without its newline is a write in progress, or one a crash cut: readers leave it,
-/// and the next writer cuts it before appending.
-struct IndexFile {
+/// A line is an entry (`{"id":..,"seq":..,"file":..,"hash":..,"size":..,"stored_at":..,
+/// "updated_at":..,"fields":{..}}`) or a removal (`{"id":..,"seq":..,"removed_at":..,"fields":{..}}`,
+/// its fields when known); `seq` is the change's sequence number (lines written before format 3
+/// have none: they are numbered by their place). The last line for an ID wins. A final line
+/// without its newline is a write in progress, or one a crash cut: readers leave it, and the next
+/// writer cuts it before appending.
+struct ChangeLog {
     /// One decoded line: an entry, or the removal of an ID.
     enum Line: Sendable {
         /// The document's entry as of this line.
@@ -70,7 +73,7 @@ struct IndexFile {
     enum Load: Error, Equatable {
         /// Every complete line was read.
         case loaded
-        /// There is no index file.
+        /// There is no `index.jsonl`.
         case missing
         /// A line is not an index line.
         case unreadable(line: Int, reason: String)
@@ -97,7 +100,7 @@ struct IndexFile {
     /// The file's path.
     let path: String
 
-    /// The index file of a data folder.
+    /// The change log of a data folder.
     init(folder: String, fileSystem: any FileSystem) {
         self.fileSystem = fileSystem
         self.path = folder + "/" + FileNames.index
@@ -106,7 +109,7 @@ struct IndexFile {
 
 // MARK: Encoding
 
-extension IndexFile {
+extension ChangeLog {
     /// An entry's line (without its newline), `file` its document's path. The ID comes first, for
     /// people; the projected fields come last, so opening the index can take their span without
     /// reading them.
@@ -189,7 +192,7 @@ extension IndexFile {
         mutating func append(_ entry: IndexEntry, fields: [UInt8], file: String, sequence: Int? = nil) {
             let sequence = sequence ?? nextSequence
             nextSequence = sequence + 1
-            IndexFile.appendEntryLine(
+            ChangeLog.appendEntryLine(
                 entry, sequence: sequence, fields: fields, file: file, storedAt: text(of: entry.storedAt),
                 updatedAt: text(of: entry.updatedAt), to: &bytes)
             // The fields object is last, just before the closing brace.
@@ -209,7 +212,7 @@ extension IndexFile {
 
         /// Adds a removal line, with the removed document's projected fields when known.
         mutating func appendRemoval(of id: String, at time: Timestamp, fields: [UInt8]? = nil) {
-            bytes.append(contentsOf: IndexFile.removalLine(id: id, sequence: nextSequence, at: time, fields: fields))
+            bytes.append(contentsOf: ChangeLog.removalLine(id: id, sequence: nextSequence, at: time, fields: fields))
             nextSequence += 1
             bytes.append(0x0A)
             count += 1
@@ -219,7 +222,7 @@ extension IndexFile {
 
 // MARK: Decoding
 
-extension IndexFile {
+extension ChangeLog {
     static let knownKeys: [(name: String, bytes: [UInt8])] = [
         "id", "file", "hash", "size", "stored_at", "updated_at", "fields", "removed_at", "seq",
     ]
@@ -468,7 +471,7 @@ extension IndexFile {
 
 // MARK: Reading, appending, rewriting
 
-extension IndexFile {
+extension ChangeLog {
     /// The highest sequence number a line may hold: 2^53, the largest integer every JSON reader
     /// (`jq` included) keeps exactly.
     static let maximumSequence = 1 << 53
