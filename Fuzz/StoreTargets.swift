@@ -21,14 +21,6 @@ nonisolated(unsafe) public let storeFuzzTargets: [String: ([UInt8]) -> Void] = [
     "date": fuzzDate,
 ]
 
-/// Traps with a message when two implementations disagree (used by the targets of every module).
-public func agree(_ condition: Bool, _ message: @autoclosure () -> String) {
-    if !condition {
-        fputs("disagreement: \(message())\n", stderr)
-        abort()
-    }
-}
-
 /// The JSON parser: any bytes parse or fail; a parsed value written compact or pretty reads back
 /// equal; `compactCopy` gives the compact write when it gives anything; skipping a value ends where
 /// parsing it ends.
@@ -86,7 +78,7 @@ func fuzzIndexLines(_ bytes: [UInt8]) {
             if case .indexFile(let offset, let length) = entry.fields, offset >= 0, length >= 0, offset + length <= bytes.count {
                 fields = Array(bytes[offset..<(offset + length)])
             }
-            batch.append(entry, fields: fields, sequence: sequence)
+            batch.append(entry, fields: fields, file: FileNames.documentPath(for: entry.id, in: .plain), sequence: sequence)
         }
     }
     var again: [ChangeLog.Line] = []
