@@ -37,6 +37,7 @@ public struct Projection: Sendable, Equatable {
     }
 
     /// The values a projected value stands for (the inverse of the rule above).
+    @inlinable
     public static func resolvedValues(_ projected: JSONValue?) -> [JSONValue] {
         switch projected {
         case nil: return []

@@ -48,11 +48,13 @@ public enum JSONParser {
         }
 
         /// The error `reason` at `offset` (the current byte when nil).
+        @inlinable
         package func fail(_ reason: String, at offset: Int? = nil) -> JSONSyntaxError {
             JSONSyntaxError(offset: offset ?? index, reason: reason)
         }
 
         /// Moves past JSON white space.
+        @inlinable
         package mutating func skipWhitespace() {
             while index < bytes.count {
                 switch bytes[index] {
@@ -345,7 +347,7 @@ public enum JSONParser {
         }
 
         /// Moves past the ',' or '}' after an object member's value; true when another member follows.
-        @inline(__always)
+        @inlinable @inline(__always)
         package mutating func memberSeparator() throws(JSONSyntaxError) -> Bool {
             skipWhitespace()
             guard index < bytes.count else { throw fail("unexpected end of input") }

@@ -94,6 +94,7 @@ public enum ValueOrder {
     /// canonically equivalent spellings equal and order by their normalized form).
     /// Compared with memcmp over the strings' contiguous UTF-8 (sorting a million distinct
     /// values compares strings some twenty million times).
+    @inlinable
     public static func compareBytes(_ a: String, _ b: String) -> Int {
         var a = a
         var b = b
@@ -101,7 +102,7 @@ public enum ValueOrder {
     }
 
     /// How two byte strings compare (-1, 0, 1): memcmp, then the shorter first.
-    @inlinable
+    @inlinable @inline(__always)
     public static func compareBytes(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
         let common = min(a.count, b.count)
         if common > 0, let x = a.baseAddress, let y = b.baseAddress {

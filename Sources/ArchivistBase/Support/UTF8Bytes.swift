@@ -18,6 +18,7 @@ public enum UTF8Bytes {
     }
 
     /// Negative, zero or positive as `a`'s bytes sort before, equal to or after `b`'s.
+    @inlinable
     public static func compare(_ a: String, _ b: String) -> Int {
         let result = a.utf8.withContiguousStorageIfAvailable { first in
             b.utf8.withContiguousStorageIfAvailable { second in compare(first, second) }
