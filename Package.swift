@@ -28,15 +28,17 @@ let package = Package(
         .executable(name: "archivist", targets: ["archivist"]),
     ],
     targets: [
-        // What the engine and its users share: JSON values, their parser and writer, dates, hashes.
-        // Foundation only.
+        // What the engine and its users share: JSON values, their parser and writer, dates, hashes,
+        // and the vocabulary of a store (its schema, filters and sorts as values, errors, side files,
+        // the file-system seam, and DataFolder, what the client stores through). Foundation only.
         .target(name: "ArchivistBase", swiftSettings: sanitizesThreads ? [.define("ARCHIVIST_TSAN")] : []),
         // The storage engine: documents, index, journal, lock, queries, text search. Foundation
         // only; it knows nothing of NYT articles (the client gives it the NYT schema).
         .target(name: "ArchivistStore", dependencies: ["ArchivistBase"]),
         // The NYT Article Search API client: requests, tolerant decoding, pacing, retries,
         // saved searches. The only async code in the project. It does not link the network stack:
-        // its transport loads libArchivistNetwork.so at the first request.
+        // its transport loads libArchivistNetwork.so at the first request. Nor does it depend on the
+        // engine: it stores into any DataFolder (a DocumentStore is one).
         .target(name: "ArchivistClient", dependencies: ["ArchivistBase"]),
         // URLSession (FoundationNetworking, libcurl) behind a small C ABI, built only as the
         // dynamic library above; nothing depends on it at link time.
@@ -69,7 +71,8 @@ let package = Package(
                     ])
                 ]),
         // Helpers for tests and benchmarks: a fault-injecting file system, a document generator,
-        // a fake NYT Article Search server on 127.0.0.1.
+        // a fake NYT Article Search server on 127.0.0.1. Like the client, it does not depend on the
+        // engine.
         .target(name: "ArchivistTestSupport", dependencies: ["ArchivistBase"]),
         // The fake NYT server as a program, for trying the tool offline.
         .executableTarget(name: "fake-nyt", dependencies: ["ArchivistTestSupport"]),
