@@ -11,13 +11,14 @@ let linksSharedRuntime = ProcessInfo.processInfo.environment["ARCHIVIST_SHARED_R
 /// linked into the program, and the runtime's own export list leaves out some of what
 /// ThreadSanitizer's instrumentation of Swift calls (`__tsan_external_write`).
 let exportsSanitizerRuntime: [LinkerSetting] = linksSharedRuntime ? [.unsafeFlags(["-Xlinker", "--export-dynamic"])] : []
-/// Set by `scripts/sanitize thread`: ArchivistStore then compiles a `Mutex.withLock` that tells
+/// Set by `scripts/sanitize thread`: ArchivistBase then compiles a `Mutex.withLock` that tells
 /// ThreadSanitizer about the lock (`Support/Mutex+ThreadSanitizer.swift`), which it cannot see.
 let sanitizesThreads = ProcessInfo.processInfo.environment["ARCHIVIST_SANITIZE"] == "thread"
 
 let package = Package(
     name: "Archivist",
     products: [
+        .library(name: "ArchivistBase", targets: ["ArchivistBase"]),
         .library(name: "ArchivistStore", targets: ["ArchivistStore"]),
         .library(name: "ArchivistClient", targets: ["ArchivistClient"]),
         .library(name: "ArchivistShell", targets: ["ArchivistShell"]),
@@ -27,13 +28,18 @@ let package = Package(
         .executable(name: "archivist", targets: ["archivist"]),
     ],
     targets: [
+        // What the engine and its users share: JSON values, their parser and writer, dates, hashes,
+        // and the vocabulary of a store (its schema, filters and sorts as values, errors, side files,
+        // the file-system seam, and DataFolder, what the client stores through). Foundation only.
+        .target(name: "ArchivistBase", swiftSettings: sanitizesThreads ? [.define("ARCHIVIST_TSAN")] : []),
         // The storage engine: documents, index, journal, lock, queries, text search. Foundation
         // only; it knows nothing of NYT articles (the client gives it the NYT schema).
-        .target(name: "ArchivistStore", swiftSettings: sanitizesThreads ? [.define("ARCHIVIST_TSAN")] : []),
+        .target(name: "ArchivistStore", dependencies: ["ArchivistBase"]),
         // The NYT Article Search API client: requests, tolerant decoding, pacing, retries,
         // saved searches. The only async code in the project. It does not link the network stack:
-        // its transport loads libArchivistNetwork.so at the first request.
-        .target(name: "ArchivistClient", dependencies: ["ArchivistStore"]),
+        // its transport loads libArchivistNetwork.so at the first request. Nor does it depend on the
+        // engine: it stores into any DataFolder (a DocumentStore is one).
+        .target(name: "ArchivistClient", dependencies: ["ArchivistBase"]),
         // URLSession (FoundationNetworking, libcurl) behind a small C ABI, built only as the
         // dynamic library above; nothing depends on it at link time.
         .target(name: "ArchivistNetwork"),
@@ -44,9 +50,10 @@ let package = Package(
         .systemLibrary(name: "CLibPQ", providers: [.apt(["libpq-dev"])]),
         // Copies of a folder in PostgreSQL: connections, COPY, the replicated table and its
         // checkpoint (`replicate`).
-        .target(name: "ArchivistPostgres", dependencies: ["ArchivistStore", "CLibPQ"]),
+        .target(name: "ArchivistPostgres", dependencies: ["ArchivistBase", "ArchivistStore", "CLibPQ"]),
         // The command table, argument parsing and output formatting shared by the CLI and the REPL.
-        .target(name: "ArchivistShell", dependencies: ["ArchivistStore", "ArchivistClient", "ArchivistPostgres", "CEditLine"]),
+        .target(
+            name: "ArchivistShell", dependencies: ["ArchivistBase", "ArchivistStore", "ArchivistClient", "ArchivistPostgres", "CEditLine"]),
         // The thin executable, linked with the Swift runtime and Foundation statically: a process
         // starts in half the time (no dynamic loading and relocation of libswiftCore, libFoundation
         // and ICU), and exports only Archivist's own symbols, so libArchivistNetwork.so, which
@@ -66,28 +73,32 @@ let package = Package(
         // Helpers for tests and benchmarks: a fault-injecting file system, a document generator,
         // a fake NYT Article Search server on 127.0.0.1, temporary folders, and the real NYT
         // samples (`nyt-samples/`, with their provenance), the one copy every test target reads.
-        .target(name: "ArchivistTestSupport", dependencies: ["ArchivistStore"], resources: [.copy("nyt-samples")]),
+        // Like the client, it does not depend on the engine.
+        .target(name: "ArchivistTestSupport", dependencies: ["ArchivistBase"], resources: [.copy("nyt-samples")]),
         // The fake NYT server as a program, for trying the tool offline.
         .executableTarget(name: "fake-nyt", dependencies: ["ArchivistTestSupport"]),
         // Benchmark driver pieces that need Swift (generator, raw file-system baseline).
-        .executableTarget(name: "archivist-bench", dependencies: ["ArchivistStore", "ArchivistClient", "ArchivistTestSupport"]),
+        .executableTarget(
+            name: "archivist-bench", dependencies: ["ArchivistBase", "ArchivistStore", "ArchivistClient", "ArchivistTestSupport"]),
         .testTarget(
-            name: "ArchivistStoreTests", dependencies: ["ArchivistStore", "ArchivistTestSupport"],
+            name: "ArchivistStoreTests", dependencies: ["ArchivistBase", "ArchivistStore", "ArchivistTestSupport"],
             resources: [.copy("Fixtures")]),
         .testTarget(
-            name: "ArchivistClientTests", dependencies: ["ArchivistClient", "ArchivistStore", "ArchivistTestSupport"],
+            name: "ArchivistClientTests", dependencies: ["ArchivistBase", "ArchivistClient", "ArchivistStore", "ArchivistTestSupport"],
             resources: [.copy("Fixtures")], linkerSettings: exportsSanitizerRuntime),
-        .testTarget(name: "ArchivistPostgresTests", dependencies: ["ArchivistPostgres", "ArchivistStore"]),
-        .testTarget(name: "FakeNYTServerTests", dependencies: ["ArchivistTestSupport", "ArchivistStore"]),
+        .testTarget(name: "ArchivistPostgresTests", dependencies: ["ArchivistBase", "ArchivistPostgres", "ArchivistStore"]),
+        .testTarget(name: "FakeNYTServerTests", dependencies: ["ArchivistBase", "ArchivistTestSupport", "ArchivistStore"]),
         // The shell's own types in process: rendering, arguments, scripts' lines, history, completion.
         .testTarget(
             name: "ArchivistShellTests",
-            dependencies: ["ArchivistShell", "ArchivistStore", "ArchivistClient", "CEditLine", "ArchivistTestSupport"],
+            dependencies: ["ArchivistBase", "ArchivistShell", "ArchivistStore", "ArchivistClient", "CEditLine", "ArchivistTestSupport"],
             resources: [.copy("Fixtures")]),
         // The built `archivist` spawned as a process.
         .testTarget(
             name: "ArchivistCLITests",
-            dependencies: ["ArchivistStore", "ArchivistClient", "ArchivistShell", "ArchivistPostgres", "ArchivistTestSupport"],
+            dependencies: [
+                "ArchivistBase", "ArchivistStore", "ArchivistClient", "ArchivistShell", "ArchivistPostgres", "ArchivistTestSupport",
+            ],
             resources: [.copy("Fixtures")]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,7 +1,7 @@
 // libFuzzer targets for the client's parsers, compiled into the ArchivistClient module itself
 // (`scripts/fuzz`), so that they reach the internal decoders of its files in the data folder.
 
-import ArchivistStore
+import ArchivistBase
 
 #if canImport(Glibc)
 @preconcurrency import Glibc

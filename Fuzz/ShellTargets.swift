@@ -3,6 +3,7 @@
 // and the client as libraries with their own targets, then this module and this file as the
 // program). ARCHIVIST_FUZZ_TARGET names the target a process runs.
 
+import ArchivistBase
 import ArchivistClient
 import ArchivistStore
 import CEditLine

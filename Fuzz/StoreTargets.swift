@@ -1,3 +1,5 @@
+import ArchivistBase
+
 // libFuzzer targets for the store's parsers, compiled into the ArchivistStore module itself
 // (`scripts/fuzz` builds it with `-sanitize=fuzzer,address`), so that they reach internal parsers
 // too. Fuzz/ShellTargets.swift holds the entry point and picks a target by ARCHIVIST_FUZZ_TARGET.
@@ -18,14 +20,6 @@ nonisolated(unsafe) public let storeFuzzTargets: [String: ([UInt8]) -> Void] = [
     "snapshot": fuzzSnapshot,
     "date": fuzzDate,
 ]
-
-/// Traps with a message when two implementations disagree (used by the targets of every module).
-public func agree(_ condition: Bool, _ message: @autoclosure () -> String) {
-    if !condition {
-        fputs("disagreement: \(message())\n", stderr)
-        abort()
-    }
-}
 
 /// The JSON parser: any bytes parse or fail; a parsed value written compact or pretty reads back
 /// equal; `compactCopy` gives the compact write when it gives anything; skipping a value ends where
@@ -75,20 +69,20 @@ func fuzzFilter(_ bytes: [UInt8]) {
 /// Index lines: any bytes decode as lines or fail at a line; a decoded entry written again
 /// decodes to the same entry.
 func fuzzIndexLines(_ bytes: [UInt8]) {
-    var lines: [(IndexFile.Line, Int)] = []
-    _ = IndexFile.decodeLines(bytes, baseOffset: 0, firstLine: 1, previousSequence: 0) { lines.append(($0, $1)) }
-    var batch = IndexFile.Batch(firstSequence: 1)
+    var lines: [(ChangeLog.Line, Int)] = []
+    _ = ChangeLog.decodeLines(bytes, baseOffset: 0, firstLine: 1, previousSequence: 0) { lines.append(($0, $1)) }
+    var batch = ChangeLog.Batch(firstSequence: 1)
     for (line, sequence) in lines {
         if case .entry(let entry) = line {
             var fields: [UInt8] = Array("{}".utf8)
             if case .indexFile(let offset, let length) = entry.fields, offset >= 0, length >= 0, offset + length <= bytes.count {
                 fields = Array(bytes[offset..<(offset + length)])
             }
-            batch.append(entry, fields: fields, sequence: sequence)
+            batch.append(entry, fields: fields, file: FileNames.documentPath(for: entry.id, in: .plain), sequence: sequence)
         }
     }
-    var again: [IndexFile.Line] = []
-    _ = IndexFile.decodeLines(batch.bytes, baseOffset: 0, firstLine: 1, previousSequence: 0) { line, _ in again.append(line) }
+    var again: [ChangeLog.Line] = []
+    _ = ChangeLog.decodeLines(batch.bytes, baseOffset: 0, firstLine: 1, previousSequence: 0) { line, _ in again.append(line) }
     agree(again.count == batch.count, "\(batch.count) entries written, \(again.count) read back")
 }
 

@@ -1,4 +1,4 @@
-import ArchivistStore
+import ArchivistBase
 import Foundation
 
 /// What the data folder holds of one Archive API month.
@@ -58,10 +58,10 @@ public struct ArchiveRecord: Sendable, Equatable {
 /// `complete` only once every document of its answer is stored. An unreadable file is an error
 /// naming it; it is never replaced.
 public struct ArchiveRecords: Sendable {
-    private let store: DocumentStore
+    private let store: any DataFolder
 
     /// The records of `store`'s folder.
-    public init(store: DocumentStore) {
+    public init(store: any DataFolder) {
         self.store = store
     }
 

@@ -1,4 +1,4 @@
-import ArchivistStore
+import ArchivistBase
 import Foundation
 
 /// One Archive API month as received: its hit count and every document, as ranges of the body.

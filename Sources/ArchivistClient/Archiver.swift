@@ -1,4 +1,4 @@
-import ArchivistStore
+import ArchivistBase
 import Foundation
 
 /// What an archive run did, month by month and in total.
@@ -68,12 +68,12 @@ public final class Archiver: Sendable {
     public static let batchBytes = 4 << 20
 
     private let client: NYTClient
-    private let store: DocumentStore
+    private let store: any DataFolder
     private let records: ArchiveRecords
     private let isCancelled: @Sendable () -> Bool
 
     /// An archiver fetching with `client` into `store`; `isCancelled` is polled between batches.
-    public init(client: NYTClient, store: DocumentStore, isCancelled: @escaping @Sendable () -> Bool = { false }) {
+    public init(client: NYTClient, store: any DataFolder, isCancelled: @escaping @Sendable () -> Bool = { false }) {
         self.client = client
         self.store = store
         self.records = ArchiveRecords(store: store)
@@ -118,7 +118,7 @@ public final class Archiver: Sendable {
             onEvent(.month(month, index: position + 1, count: months.count))
             var progress: ArchiveRecord?
             do throws(ClientError) {
-                try await fetch(month, into: &progress, onEvent: onEvent)
+                try await fetch(month, into: &progress, storingIn: store, onEvent: onEvent)
                 summary.fetched += 1
             } catch {
                 if Archiver.stopsTheRun(error) {
@@ -165,8 +165,10 @@ public final class Archiver: Sendable {
 
     /// Fetches one month and stores it in batches, recording it partial after each batch and
     /// complete at the end; `progress` holds its record as far as it got, also when it throws.
-    private func fetch(
-        _ month: ArchiveMonth, into progress: inout ArchiveRecord?, onEvent: @escaping @Sendable (ArchiveEvent) -> Void
+    /// Generic over the folder, so that the batch prepared on another core is of its own kind.
+    private func fetch<Folder: DataFolder>(
+        _ month: ArchiveMonth, into progress: inout ArchiveRecord?, storingIn store: Folder,
+        onEvent: @escaping @Sendable (ArchiveEvent) -> Void
     ) async throws(ClientError) {
         let response = try await client.fetchArchive(
             month, onEvent: { onEvent(.client($0)) },
@@ -180,8 +182,7 @@ public final class Archiver: Sendable {
         var firstRejection: String?
         onEvent(.storing(stored: 0, received: record.received))
         // The next batch is parsed and encoded on another core while this one is written.
-        let store = self.store
-        func preparing(_ start: Int) -> (end: Int, task: Task<(PreparedBatch, [ClientError]), Never>)? {
+        func preparing(_ start: Int) -> (end: Int, task: Task<(Folder.PreparedUpsert, [ClientError]), Never>)? {
             guard start < response.documentCount else { return nil }
             let end = response.batchEnd(from: start, documents: Archiver.batchSize, bytes: Archiver.batchBytes)
             return (

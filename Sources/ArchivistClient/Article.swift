@@ -1,4 +1,4 @@
-import ArchivistStore
+import ArchivistBase
 import Foundation
 
 /// The typed view of one Article Search document, read tolerantly from every schema the API has

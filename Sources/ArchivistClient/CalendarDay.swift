@@ -1,4 +1,4 @@
-import ArchivistStore
+import ArchivistBase
 import Foundation
 
 /// A day of the proleptic Gregorian calendar in UTC, as the API's `begin_date`/`end_date` mean it.

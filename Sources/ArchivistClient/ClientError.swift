@@ -1,4 +1,4 @@
-import ArchivistStore
+import ArchivistBase
 import Foundation
 
 /// Everything the NYT client can fail with. Each case names what was wrong and where; no case ever

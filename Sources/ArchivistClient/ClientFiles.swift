@@ -1,4 +1,4 @@
-import ArchivistStore
+import ArchivistBase
 
 /// The side files the NYT client keeps in a data folder, beside the documents (their grammar is
 /// in `docs/FORMAT.md`). They are the client's, not derived data: `check` reports one that is not

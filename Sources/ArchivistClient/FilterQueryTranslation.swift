@@ -1,4 +1,4 @@
-import ArchivistStore
+import ArchivistBase
 
 /// Translates the simple `fq` filters people write into store filters, so an offline answer from
 /// the cache can honour them: `field:value`, `field:"value"`, `field:("a" "b")` (any of), clauses

@@ -1,4 +1,4 @@
-import ArchivistStore
+import ArchivistBase
 import Foundation
 
 /// What a search run fetched and what it changed in the store.
@@ -62,10 +62,10 @@ public final class Harvester: Sendable {
     static let targetHitsPerPart = 800
 
     private let client: NYTClient
-    private let store: DocumentStore
+    private let store: any DataFolder
 
     /// A harvester fetching with `client` into `store`.
-    public init(client: NYTClient, store: DocumentStore) {
+    public init(client: NYTClient, store: any DataFolder) {
         self.client = client
         self.store = store
     }

@@ -1,4 +1,4 @@
-import ArchivistStore
+import ArchivistBase
 
 /// A dotted key path into a JSON document (`headline.main`), in the spirit of Mantle's
 /// `JSONKeyPathsByPropertyKey`.

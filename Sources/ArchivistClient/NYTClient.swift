@@ -1,4 +1,4 @@
-import ArchivistStore
+import ArchivistBase
 import Foundation
 import Synchronization
 

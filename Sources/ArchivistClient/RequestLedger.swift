@@ -1,4 +1,4 @@
-import ArchivistStore
+import ArchivistBase
 import Foundation
 import Synchronization
 
@@ -45,10 +45,10 @@ public final class MemoryRequestLedger: RequestLedger {
 public final class StoreRequestLedger: RequestLedger {
     /// How many days of counts the file keeps.
     public static let keptDays = 31
-    private let store: DocumentStore
+    private let store: any DataFolder
 
     /// The ledger of `store`'s data folder.
-    public init(store: DocumentStore) {
+    public init(store: any DataFolder) {
         self.store = store
     }
 

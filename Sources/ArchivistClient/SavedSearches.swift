@@ -1,4 +1,4 @@
-import ArchivistStore
+import ArchivistBase
 import Foundation
 
 /// A search recorded with `--save NAME`, and what its last run did.
@@ -48,10 +48,10 @@ public struct SavedSearch: Sendable, Equatable {
 /// Every change is a read-modify-write of the whole file under the writers' lock. An unreadable
 /// file is an error naming it; it is never replaced.
 public struct SavedSearches: Sendable {
-    private let store: DocumentStore
+    private let store: any DataFolder
 
     /// The saved searches of `store`'s folder.
-    public init(store: DocumentStore) {
+    public init(store: any DataFolder) {
         self.store = store
     }
 

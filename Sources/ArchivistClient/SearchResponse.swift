@@ -1,4 +1,4 @@
-import ArchivistStore
+import ArchivistBase
 import Foundation
 
 /// One page of an Article Search response: the hit count and the documents exactly as received.

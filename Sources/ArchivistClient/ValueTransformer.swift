@@ -1,4 +1,4 @@
-import ArchivistStore
+import ArchivistBase
 import Foundation
 
 /// Turns one JSON value into a typed value, or nil when the value does not fit, in the spirit of

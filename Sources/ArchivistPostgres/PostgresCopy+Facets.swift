@@ -1,3 +1,4 @@
+import ArchivistBase
 import ArchivistStore
 import Foundation
 

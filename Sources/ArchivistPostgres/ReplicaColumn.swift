@@ -1,3 +1,4 @@
+import ArchivistBase
 import ArchivistStore
 
 /// A typed column of the copy: a projected field whose values have one obvious SQL type, kept

@@ -1,3 +1,4 @@
+import ArchivistBase
 import ArchivistStore
 
 /// Compiles Archivist's filters to SQL over the copy's table (`docs/REPLICATION.md`), with the

@@ -1,4 +1,4 @@
-import ArchivistStore
+import ArchivistBase
 
 // The print-archive shape: what the API serves for articles published before 1981, scanned from
 // the paper rather than written for the web. Modelled on a real month, the Archive API's answer for

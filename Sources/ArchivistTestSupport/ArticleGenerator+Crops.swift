@@ -1,4 +1,4 @@
-import ArchivistStore
+import ArchivistBase
 
 extension ArticleGenerator {
     /// The crops of a 2018-2019 lead image as the API lists them (subtype, crop name, width,

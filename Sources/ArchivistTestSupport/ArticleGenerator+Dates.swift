@@ -1,4 +1,4 @@
-import ArchivistStore
+import ArchivistBase
 
 // Corpora whose publication dates fall inside a chosen range. The documents are the generator's own
 // (same shapes, same IDs, same bytes apart from dates; before 1981 in the print-archive shape), so

@@ -1,4 +1,4 @@
-import ArchivistStore
+import ArchivistBase
 
 /// A deterministic source of NYT Article Search API documents for tests and benchmarks.
 ///

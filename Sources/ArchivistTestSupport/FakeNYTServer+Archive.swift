@@ -1,4 +1,4 @@
-import ArchivistStore
+import ArchivistBase
 
 // The Archive API side of the fake server: `GET /svc/archive/v1/{year}/{month}.json`, every
 // document of a month in one answer, from an index of the corpus by month.

@@ -1,4 +1,4 @@
-import ArchivistStore
+import ArchivistBase
 
 // The search side of the fake server: what each document is indexed as, the parameters the API
 // accepts (q, fq, begin_date, end_date, sort, page), and the response bodies.

@@ -1,4 +1,4 @@
-import ArchivistStore
+import ArchivistBase
 import Dispatch
 import Foundation
 import Synchronization

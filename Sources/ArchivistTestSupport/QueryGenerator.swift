@@ -1,4 +1,4 @@
-import ArchivistStore
+import ArchivistBase
 import Foundation
 
 // The random queries of the query differential tests (ArchivistStoreTests) and of the tests of

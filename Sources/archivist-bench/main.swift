@@ -17,6 +17,7 @@
 //
 // bench/run.py drives generate and rawfs; bench/query.py drives query.
 
+import ArchivistBase
 import ArchivistClient
 import ArchivistStore
 import ArchivistTestSupport
@@ -187,7 +188,7 @@ func rawfs(_ arguments: ArraySlice<String>) {
             guard fd >= 0 else { posixError("open", temporary) }
             writeAll(fd, pretty, path: temporary)
             guard close(fd) == 0 else { posixError("close", temporary) }
-            let destination = dir + "/" + FileNames.documentPath(for: id)
+            let destination = dir + "/" + FileNames.documentPath(for: id, in: .nyt)
             guard rename(temporary, destination) == 0 else { posixError("rename to \(destination)", temporary) }
         }
     }

@@ -1,3 +1,4 @@
+import ArchivistBase
 import ArchivistStore
 import ArchivistTestSupport
 import Foundation
@@ -154,7 +155,7 @@ extension TemporaryFolder {
     func path(_ relative: String) -> String { data + "/" + relative }
 
     /// The data-folder-relative path of the document file for `id`.
-    func documentFile(_ id: String) -> String { path(FileNames.documentPath(for: id)) }
+    func documentFile(_ id: String) -> String { path(FileNames.documentPath(for: id, in: .nyt)) }
 
     /// Runs `archivist --data <data> ARGUMENTS` (without `--data` when `dataOption` is false) and
     /// waits for it; a run longer than `timeout` seconds is killed and fails the test. `binary`

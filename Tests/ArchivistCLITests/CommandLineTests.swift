@@ -1,3 +1,4 @@
+import ArchivistBase
 import ArchivistStore
 import ArchivistTestSupport
 import Foundation
@@ -82,7 +83,8 @@ struct CommandLineTests {
 
             """#
         let file = try #require(
-            sandbox.contents(sandbox.documentFile("round-trip")), "no document file at \(FileNames.documentPath(for: "round-trip"))")
+            sandbox.contents(sandbox.documentFile("round-trip")),
+            "no document file at \(FileNames.documentPath(for: "round-trip", in: .nyt))")
         #expect(String(decoding: file, as: UTF8.self) == expectedFile)
         #expect(!String(decoding: file, as: UTF8.self).contains(#"\/"#))
 
@@ -588,7 +590,7 @@ struct CommandLineTests {
     func checkAndRepairBrokenDocument() throws {
         #expect(try sandbox.run(["put", "good", #"{"v":1}"#]).status == 0)
         #expect(try sandbox.run(["put", "broken", #"{"v":2}"#]).status == 0)
-        let relative = FileNames.documentPath(for: "broken")
+        let relative = FileNames.documentPath(for: "broken", in: .nyt)
         let garbage = Array(#"{"_id": "broken", "v": 2, "headline": {"main": "cut"#.utf8)
         try sandbox.write(garbage, to: sandbox.path(relative))
 
@@ -629,7 +631,7 @@ struct CommandLineTests {
         for id in ["keep-1", "gone", "keep-2"] {
             #expect(try sandbox.run(["put", id, #"{"id":"\#(id)"}"#]).status == 0)
         }
-        let relative = FileNames.documentPath(for: "gone")
+        let relative = FileNames.documentPath(for: "gone", in: .nyt)
         try FileManager.default.removeItem(atPath: sandbox.path(relative))
 
         let check = try sandbox.run(["check"])
@@ -764,7 +766,7 @@ struct CommandLineTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.root).sorted() == ["data", "io"])
         let files = tree(sandbox.data).filter { !$0.hasSuffix("/") }
         let documents = files.filter { $0.hasPrefix(FileNames.documents + "/") }
-        #expect(documents == [FileNames.documentPath(for: id)], "\(files)")
+        #expect(documents == [FileNames.documentPath(for: id, in: .nyt)], "\(files)")
         #expect(documents.allSatisfy { $0.split(separator: "/").count == 3 }, "\(documents)")
         #expect(Set(files).subtracting(documents).isSubset(of: [FileNames.metadata, FileNames.index, FileNames.lock]), "\(files)")
         #expect(documents.allSatisfy { $0.split(separator: "/").allSatisfy { $0.utf8.count <= 255 } }, "a file name is too long")
@@ -877,7 +879,7 @@ struct CommandLineTests {
     @Test("get of a document file that is not JSON fails with one line naming the file, in jsonl and csv", arguments: ["jsonl", "csv"])
     func getOfABrokenDocumentNamesItsFile(format: String) throws {
         #expect(try sandbox.run(["put", "cut", #"{"v": 1}"#]).status == 0)
-        let relative = FileNames.documentPath(for: "cut")
+        let relative = FileNames.documentPath(for: "cut", in: .nyt)
         try sandbox.write(Array(#"{"_id": "cut", "v": 1"#.utf8), to: sandbox.path(relative))
         let result = try sandbox.run(["--format", format, "get", "cut"])
         #expect(result.status == 1, "\(result)")
@@ -920,7 +922,7 @@ struct CommandLineTests {
         let fromEnvironment = sandbox.root + "/from-env"
         let put = try sandbox.run(["put", "env-doc", "{}"], dataOption: false, environment: ["ARCHIVIST_DATA": fromEnvironment])
         #expect(put.status == 0, "\(put)")
-        #expect(sandbox.exists(fromEnvironment + "/" + FileNames.documentPath(for: "env-doc")))
+        #expect(sandbox.exists(fromEnvironment + "/" + FileNames.documentPath(for: "env-doc", in: .nyt)))
         let stats = try sandbox.run(["--format", "json", "stats"], dataOption: false, environment: ["ARCHIVIST_DATA": fromEnvironment])
         #expect(try stats.json()["folder"] == .string(fromEnvironment))
 
@@ -929,14 +931,14 @@ struct CommandLineTests {
             ["--data", fromOption, "put", "option-doc", "{}"], dataOption: false,
             environment: ["ARCHIVIST_DATA": fromEnvironment])
         #expect(overridden.status == 0)
-        #expect(sandbox.exists(fromOption + "/" + FileNames.documentPath(for: "option-doc")))
-        #expect(!sandbox.exists(fromEnvironment + "/" + FileNames.documentPath(for: "option-doc")))
+        #expect(sandbox.exists(fromOption + "/" + FileNames.documentPath(for: "option-doc", in: .nyt)))
+        #expect(!sandbox.exists(fromEnvironment + "/" + FileNames.documentPath(for: "option-doc", in: .nyt)))
 
         let workingFolder = sandbox.root + "/cwd"
         try FileManager.default.createDirectory(atPath: workingFolder, withIntermediateDirectories: true)
         let byDefault = try sandbox.run(["put", "default-doc", "{}"], dataOption: false, currentDirectory: workingFolder)
         #expect(byDefault.status == 0, "\(byDefault)")
-        #expect(sandbox.exists(workingFolder + "/data/" + FileNames.documentPath(for: "default-doc")))
+        #expect(sandbox.exists(workingFolder + "/data/" + FileNames.documentPath(for: "default-doc", in: .nyt)))
     }
 
     // MARK: - Concurrency

@@ -1,3 +1,4 @@
+import ArchivistBase
 import ArchivistPostgres
 import ArchivistStore
 import ArchivistTestSupport

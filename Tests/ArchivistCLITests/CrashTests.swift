@@ -1,3 +1,4 @@
+import ArchivistBase
 import ArchivistStore
 import ArchivistTestSupport
 import Foundation
@@ -188,7 +189,7 @@ enum Moment: CustomStringConvertible {
                 return seen >= time
             }
         case .documentWritten(let id):
-            let path = folder + "/" + FileNames.documentPath(for: id)
+            let path = folder + "/" + FileNames.documentPath(for: id, in: .nyt)
             let original = fileFacts(path)?.inode
             poll(child) { fileFacts(path).map { $0.inode != original } ?? false }
         }

@@ -1,3 +1,4 @@
+import ArchivistBase
 import ArchivistShell
 import ArchivistTestSupport
 import Foundation

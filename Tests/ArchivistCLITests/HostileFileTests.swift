@@ -1,3 +1,4 @@
+import ArchivistBase
 import ArchivistStore
 import ArchivistTestSupport
 import Foundation
@@ -20,7 +21,7 @@ struct HostileFileTests {
     func aFIFOInADocumentsPlaceNeverBlocks() throws {
         #expect(try sandbox.run(["put", "a", #"{"x": 1}"#]).status == 0)
         #expect(try sandbox.run(["put", "b", #"{"x": 2}"#]).status == 0)
-        let file = sandbox.data + "/" + FileNames.documentPath(for: "a")
+        let file = sandbox.data + "/" + FileNames.documentPath(for: "a", in: .nyt)
         try FileManager.default.removeItem(atPath: file)
         #expect(mkfifo(file, 0o644) == 0)
         // Each of these would wait for a writer forever if the FIFO were opened to be read.

@@ -1,3 +1,4 @@
+import ArchivistBase
 import ArchivistClient
 import ArchivistStore
 import ArchivistTestSupport

@@ -1,3 +1,4 @@
+import ArchivistBase
 import Testing
 
 @testable import ArchivistShell

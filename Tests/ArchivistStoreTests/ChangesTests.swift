@@ -1,3 +1,4 @@
+import ArchivistBase
 import ArchivistTestSupport
 import Foundation
 import Synchronization
@@ -256,7 +257,7 @@ struct ChangesTests {
         }
         var numbers: [Int] = []
         let mixed = [#"{"id":"old","hash":"1","size":1,"stored_at":"\#(stamp)","updated_at":"\#(stamp)"}"#, line("a", "5"), line("b", "9")]
-        let decoded = IndexFile.decodeLines(
+        let decoded = ChangeLog.decodeLines(
             Array((mixed.joined(separator: "\n") + "\n").utf8), baseOffset: 0, firstLine: 1, previousSequence: 0
         ) { _, number in numbers.append(number) }
         #expect(numbers == [1, 5, 9] && (try? decoded.get().sequence) == 9)
@@ -265,7 +266,7 @@ struct ChangesTests {
             ([line("a", "0")], "not an index entry"), ([line("a", "-3")], "not an index entry"),
             ([line("a", "1.5")], "not an index entry"), ([line("a", "9007199254740993")], "not an index entry"),
         ] {
-            let result = IndexFile.decodeLines(Array((bad.joined(separator: "\n") + "\n").utf8), baseOffset: 0, firstLine: 1)
+            let result = ChangeLog.decodeLines(Array((bad.joined(separator: "\n") + "\n").utf8), baseOffset: 0, firstLine: 1)
             guard case .failure(.unreadable(_, let why)) = result else {
                 Issue.record("\(bad) was read")
                 continue

@@ -1,3 +1,4 @@
+import ArchivistBase
 import ArchivistTestSupport
 import Foundation
 import Testing
@@ -17,11 +18,11 @@ import Testing
 
     /// The path of the file holding the document with this ID.
     func documentFile(_ id: String) -> String {
-        folder.data + "/" + FileNames.documentPath(for: id)
+        folder.data + "/" + FileNames.documentPath(for: id, in: .nyt)
     }
 
     // Spelled out, as the README names them, rather than taken from `FileNames`.
-    var indexFile: String { folder.data + "/index.jsonl" }
+    var changeLog: String { folder.data + "/index.jsonl" }
     var metadataFile: String { folder.data + "/archivist.json" }
 
     func article(_ id: String, headline: String = "Slow to Show", wordCount: JSONValue = .number("879")) -> JSONValue {
@@ -98,12 +99,12 @@ import Testing
         #expect(try store.put(doc, id: "a") == .added)
         let path = documentFile("a")
         let before = try FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as? Date
-        let indexBefore = try Data(contentsOf: URL(fileURLWithPath: indexFile))
+        let indexBefore = try Data(contentsOf: URL(fileURLWithPath: changeLog))
         Thread.sleep(forTimeInterval: 0.02)
         #expect(try store.put(doc, id: "a") == .unchanged)
         let after = try FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as? Date
         #expect(before == after)
-        #expect(try Data(contentsOf: URL(fileURLWithPath: indexFile)) == indexBefore)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: changeLog)) == indexBefore)
         #expect(try store.put(article("a", headline: "New"), id: "a") == .updated)
         #expect(try store.document(withID: "a")?.values(atPath: ["headline", "main"]) == [.string("New")])
         try expectConsistent(store)
@@ -186,10 +187,10 @@ import Testing
     @Test func indexHoldsTheProjectionReadableWithJQ() throws {
         let store = try openStore()
         try store.put(article("a"), id: "a")
-        let line = try String(contentsOfFile: indexFile, encoding: .utf8)
+        let line = try String(contentsOfFile: changeLog, encoding: .utf8)
         let value = try JSONParser.parse(line)
         #expect(value["id"] == .string("a"))
-        #expect(value["file"] == .string(FileNames.documentPath(for: "a")))
+        #expect(value["file"] == .string(FileNames.documentPath(for: "a", in: .nyt)))
         #expect(value["fields"]?["headline.main"] == .string("Slow to Show"))
         #expect(value["fields"]?["word_count"] == .number("879"))
         #expect(value["fields"]?["keywords.value"] == .array([.string("Automobiles"), .string("Odessa (Tex)")]))
@@ -241,14 +242,14 @@ import Testing
     @Test func aTornLastIndexLineIsIgnoredAndCutByTheNextWriter() throws {
         let store = try openStore()
         try store.put(article("a"), id: "a")
-        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: indexFile))
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: changeLog))
         handle.seekToEndOfFile()
         handle.write(Data(#"{"id":"b","hash":"#.utf8))
         handle.closeFile()
         let reader = try openStore()
         #expect(try reader.count == 1)
         try reader.put(article("c"), id: "c")
-        let lines = try String(contentsOfFile: indexFile, encoding: .utf8).split(separator: "\n")
+        let lines = try String(contentsOfFile: changeLog, encoding: .utf8).split(separator: "\n")
         #expect(lines.count == 2)
         #expect(try openStore().count == 2)
         try expectConsistent(reader)
@@ -257,7 +258,7 @@ import Testing
     @Test func anUnreadableIndexIsRebuiltFromTheDocumentsAndKeptInQuarantine() throws {
         let store = try openStore()
         for i in 0..<10 { try store.put(article("doc-\(i)"), id: "doc-\(i)") }
-        try "not json at all\n".write(toFile: indexFile, atomically: false, encoding: .utf8)
+        try "not json at all\n".write(toFile: changeLog, atomically: false, encoding: .utf8)
         let reopened = try openStore()
         #expect(try reopened.count == 10)
         #expect(filesBelow(folder.data + "/quarantine").contains { $0.hasSuffix("index.jsonl") })
@@ -269,9 +270,9 @@ import Testing
         let store = try openStore()
         for i in 0..<3 { try store.put(article("doc-\(i)"), id: "doc-\(i)") }
         // A complete line (newline-terminated) that stops right after a key's colon, in the middle.
-        var index = try String(contentsOfFile: indexFile, encoding: .utf8)
+        var index = try String(contentsOfFile: changeLog, encoding: .utf8)
         index += line + "\n" + #"{"id":"z","removed_at":"2026-11-29T00:00:00.000Z"}"# + "\n"
-        try index.write(toFile: indexFile, atomically: false, encoding: .utf8)
+        try index.write(toFile: changeLog, atomically: false, encoding: .utf8)
         let reopened = try openStore()
         #expect(try reopened.count == 3)
         #expect(filesBelow(folder.data + "/quarantine").contains { $0.hasSuffix("index.jsonl") })
@@ -281,9 +282,9 @@ import Testing
     @Test func aWriterRebuildsAnIndexThatWasCorruptedWhileItWasOpen() throws {
         let store = try openStore()
         for i in 0..<5 { try store.put(article("doc-\(i)"), id: "doc-\(i)") }
-        try "garbage\n".write(toFile: indexFile, atomically: true, encoding: .utf8)
+        try "garbage\n".write(toFile: changeLog, atomically: true, encoding: .utf8)
         #expect(try store.put(article("doc-5"), id: "doc-5") == .added)
-        let lines = try String(contentsOfFile: indexFile, encoding: .utf8).split(separator: "\n")
+        let lines = try String(contentsOfFile: changeLog, encoding: .utf8).split(separator: "\n")
         #expect(lines.count == 6)
         #expect(lines.allSatisfy { (try? JSONParser.parse(String($0))) != nil })
         try expectConsistent(store)
@@ -292,7 +293,7 @@ import Testing
     @Test func aMissingIndexIsRebuiltNotTakenForAnEmptyStore() throws {
         let store = try openStore()
         for i in 0..<10 { try store.put(article("doc-\(i)"), id: "doc-\(i)") }
-        try FileManager.default.removeItem(atPath: indexFile)
+        try FileManager.default.removeItem(atPath: changeLog)
         let reopened = try openStore()
         #expect(try reopened.count == 10)
         try expectConsistent(reopened)
@@ -315,13 +316,13 @@ import Testing
             atPath: documentFile("doc-5"), toPath: folder.data + "/docs/" + FileNames.bucket(for: "doc-5") + "/elsewhere.json")
         let problems = try store.check()
         #expect(Set(problems.map(\.kind)) == [.unreadableDocument, .missingID, .missingDocument, .changedDocument, .misplacedDocument])
-        #expect(problems.contains { $0.description.hasPrefix(FileNames.documentPath(for: "doc-0") + ": invalid JSON at byte") })
+        #expect(problems.contains { $0.description.hasPrefix(FileNames.documentPath(for: "doc-0", in: .nyt) + ": invalid JSON at byte") })
         #expect(problems.contains { $0.kind == .missingDocument && $0.id == "doc-3" })
         #expect(problems.filter { $0.kind == .missingDocument }.count == 2)  // doc-3 and the misplaced doc-5
 
         let report = try store.repair()
         #expect(report.quarantined.count == 3)
-        #expect(report.moved.map(\.to) == [FileNames.documentPath(for: "doc-5")])
+        #expect(report.moved.map(\.to) == [FileNames.documentPath(for: "doc-5", in: .nyt)])
         #expect(report.rebuiltIndex)
         #expect(filesBelow(folder.data + "/quarantine").count == 3)
         #expect(Set(try store.entries().map(\.id)) == ["doc-4", "doc-5"])

@@ -1,3 +1,4 @@
+import ArchivistBase
 import ArchivistTestSupport
 import Foundation
 import Testing
@@ -87,13 +88,13 @@ struct FeedSurvivalTests {
 
     /// Writes a document file behind the store's back, as a person editing `docs/` would.
     func writeByHand(_ document: JSONValue, id: String) throws {
-        let path = folder.data + "/" + FileNames.documentPath(for: id)
+        let path = folder.data + "/" + FileNames.documentPath(for: id, in: .nyt)
         try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         try Data(JSONWriter.prettyBytes(document)).write(to: URL(fileURLWithPath: path))
     }
 
     func removeByHand(_ id: String) throws {
-        try FileManager.default.removeItem(atPath: folder.data + "/" + FileNames.documentPath(for: id))
+        try FileManager.default.removeItem(atPath: folder.data + "/" + FileNames.documentPath(for: id, in: .nyt))
     }
 
     /// A store with adds, updates, removals, a re-add after a removal and a second removal.

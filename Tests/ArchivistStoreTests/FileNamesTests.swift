@@ -1,3 +1,5 @@
+import ArchivistBase
+import ArchivistClient
 import Testing
 
 @testable import ArchivistStore
@@ -18,15 +20,15 @@ import Testing
         ("a~b+c%d", "a%7eb%2bc%25d"),
     ])
     func namesAreReadableAndReversible(id: String, stem: String) {
-        #expect(FileNames.stem(for: id) == stem)
-        #expect(FileNames.id(forStem: stem) == id)
+        #expect(FileNames.stem(for: id, in: .nyt) == stem)
+        #expect(FileNames.id(forStem: stem, in: .nyt) == id)
     }
 
     @Test(arguments: [
         "x", "../..", "a/b", "..", ".", "ABC", String(repeating: "é", count: 300), "nyt://article/../../x", "\u{1F600}", "a\\b",
     ])
     func everyDocumentPathStaysInsideItsBucket(id: String) {
-        let path = FileNames.documentPath(for: id)
+        let path = FileNames.documentPath(for: id, in: .nyt)
         let parts = path.split(separator: "/", omittingEmptySubsequences: false)
         #expect(parts.count == 3)
         #expect(parts[0] == "docs")
@@ -39,21 +41,21 @@ import Testing
     @Test func longIDsGetAShortenedNameEndingInAHash() {
         let long = String(repeating: "x", count: 300)
         let other = String(repeating: "x", count: 299) + "y"
-        let stem = FileNames.stem(for: long)
+        let stem = FileNames.stem(for: long, in: .nyt)
         #expect(stem.utf8.count <= FileNames.maximumStemLength)
         #expect(stem.contains("+"))
-        #expect(stem != FileNames.stem(for: other))
-        #expect(FileNames.id(forStem: stem) == nil)
+        #expect(stem != FileNames.stem(for: other, in: .nyt))
+        #expect(FileNames.id(forStem: stem, in: .nyt) == nil)
     }
 
     @Test func idsDifferingOnlyInCaseGetDifferentFiles() {
-        #expect(FileNames.documentPath(for: "Abc").lowercased() != FileNames.documentPath(for: "abc").lowercased())
+        #expect(FileNames.documentPath(for: "Abc", in: .nyt).lowercased() != FileNames.documentPath(for: "abc", in: .nyt).lowercased())
     }
 
     @Test func foreignNamesAreNotMistakenForDocuments() {
-        #expect(FileNames.id(forStem: "README") == nil)
-        #expect(FileNames.id(forStem: ".DS_Store") == nil)
-        #expect(FileNames.id(forStem: "a%2Fb") == nil)  // not the canonical (lowercase hex) spelling
+        #expect(FileNames.id(forStem: "README", in: .nyt) == nil)
+        #expect(FileNames.id(forStem: ".DS_Store", in: .nyt) == nil)
+        #expect(FileNames.id(forStem: "a%2Fb", in: .nyt) == nil)  // not the canonical (lowercase hex) spelling
     }
 
     @Test func bucketsSpreadIDsEvenly() {
@@ -67,6 +69,17 @@ import Testing
         "4fd2a0b78eb7c8105d88fd8e", "nyt://article/0c5bb1a5-0000-4000-8000-000000000001", "A/b c", String(repeating: "é", count: 300),
     ])
     func theBucketReadFromADocumentPathIsTheIDsBucket(id: String) {
-        #expect(FileNames.bucket(ofDocumentPath: FileNames.documentPath(for: id)) == FileNames.bucket(for: id))
+        #expect(FileNames.bucket(ofDocumentPath: FileNames.documentPath(for: id, in: .nyt)) == FileNames.bucket(for: id))
+    }
+
+    @Test func theIDPrefixLeftOutOfFileNamesIsTheSchemas() {
+        let notes = StoreSchema(projection: Projection(paths: []), idPrefix: "notes:")
+        #expect(FileNames.stem(for: "notes:memo/a.b", in: notes) == "memo~a.b")
+        #expect(FileNames.id(forStem: "memo~a.b", in: notes) == "notes:memo/a.b")
+        #expect(FileNames.stem(for: "nyt://article/x", in: notes) == "nyt%3a%2f%2farticle%2fx")
+        // Without a prefix every ID is escaped whole, and no name with `~` is a document's.
+        #expect(FileNames.stem(for: "nyt://article/x", in: .plain) == "nyt%3a%2f%2farticle%2fx")
+        #expect(FileNames.stem(for: "article/x", in: .plain) == "article%2fx")
+        #expect(FileNames.id(forStem: "article~x", in: .plain) == nil)
     }
 }

@@ -1,3 +1,4 @@
+import ArchivistBase
 import ArchivistTestSupport
 import Foundation
 import Testing
@@ -730,7 +731,7 @@ struct PowerLossTests {
         #expect(try reopened.documentBytes(withID: Self.articleID(1)) == JSONWriter.prettyBytes(Self.article(1)))
         #expect(try reopened.check().isEmpty)
         // Unsynced writes made behind the store's back are forgotten.
-        try fs.write(Array("{}".utf8), to: Self.dataFolder + "/" + FileNames.documentPath(for: Self.articleID(1)))
+        try fs.write(Array("{}".utf8), to: Self.dataFolder + "/" + FileNames.documentPath(for: Self.articleID(1), in: .nyt))
         fs.simulatePowerLoss()
         #expect(try reopened.documentBytes(withID: Self.articleID(1)) == JSONWriter.prettyBytes(Self.article(1)))
     }

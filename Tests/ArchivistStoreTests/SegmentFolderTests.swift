@@ -1,3 +1,4 @@
+import ArchivistBase
 import ArchivistTestSupport
 import Foundation
 import Testing
@@ -79,7 +80,7 @@ struct SegmentFolderTests {
         // The log's last bytes changed: the segments are stale, not used, and rebuilt by the next
         // writer; the document no longer agrees with its line.
         let problems = try Self.store(folder).check()
-        #expect(problems.map(\.file) == [FileNames.documentPath(for: "d0")], "\(problems)")
+        #expect(problems.map(\.file) == [FileNames.documentPath(for: "d0", in: .testArticles)], "\(problems)")
     }
 
     @Test("an entry of the log changed by hand, far enough from the end for the segments to stay current, is found by check")

@@ -1,3 +1,4 @@
+import ArchivistBase
 import ArchivistTestSupport
 import Foundation
 import Testing
@@ -10,8 +11,8 @@ struct SegmentMergeTests {
     /// A segment's bytes with its creation time and the footer's checksum (which covers it) zeroed.
     static func comparable(_ bytes: [UInt8]) -> [UInt8] {
         var bytes = bytes
-        guard bytes.count >= SegmentFile.footerSize else { return bytes }
-        let footer = bytes.count - SegmentFile.footerSize
+        guard bytes.count >= SegmentFooter.size else { return bytes }
+        let footer = bytes.count - SegmentFooter.size
         for offset in (footer + 88)..<(footer + 96) { bytes[offset] = 0 }
         for offset in (bytes.count - 8)..<bytes.count { bytes[offset] = 0 }
         return bytes
@@ -26,7 +27,7 @@ struct SegmentMergeTests {
             let trailer = section.offset + section.length - 32
             for offset in trailer..<(trailer + 8) { bytes[offset] = 0 }
         }
-        let footer = bytes.count - SegmentFile.footerSize
+        let footer = bytes.count - SegmentFooter.size
         let hashesOffset = bytes.withUnsafeBytes { Int(BinaryReader(buffer: $0).uint64(at: footer + 24) ?? 0) }
         for offset in hashesOffset..<footer { bytes[offset] = 0 }
         return bytes

@@ -1,3 +1,4 @@
+import ArchivistBase
 import ArchivistTestSupport
 import Foundation
 import Testing
@@ -143,7 +144,7 @@ struct SegmentTests {
         }
         #expect(throws: SegmentDamage.self) { try SegmentReader(FileBytes(Array("{\"not\": \"a snapshot\"}".utf8))) }
         var wrongVersion = f.bytes
-        wrongVersion[wrongVersion.count - SegmentFile.footerSize + 8] = 9
+        wrongVersion[wrongVersion.count - SegmentFooter.size + 8] = 9
         #expect(throws: SegmentDamage.self) { try SegmentReader(FileBytes(wrongVersion)) }
     }
 

@@ -1,3 +1,4 @@
+import ArchivistBase
 import ArchivistTestSupport
 import Foundation
 import Testing
@@ -62,7 +63,7 @@ struct SnapshotStreamingTests {
                 documentCount: 0, documentBytes: 0, coverage: SegmentFile.Coverage(identity: 1, offset: 0, lines: 0, tailHash: 0),
                 schemaHash: 7, createdAt: .now())
         }
-        let footer = bytes.count - SegmentFile.footerSize
+        let footer = bytes.count - SegmentFooter.size
         withUnsafeBytes(of: UInt64(size).littleEndian) { bytes.replaceSubrange((footer + 104)..<(footer + 112), with: $0) }
         let tableOffset = Int(bytes[(footer + 16)..<(footer + 24)].reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
         let hash = Array(bytes[tableOffset..<(bytes.count - 8)]).withUnsafeBytes { WordHash.checksum(layout: SegmentFile.version, $0) }
@@ -86,7 +87,7 @@ struct SnapshotStreamingTests {
                 documentCount: 0, documentBytes: 0, coverage: SegmentFile.Coverage(identity: 1, offset: 0, lines: 0, tailHash: 0),
                 schemaHash: 7, createdAt: .now())
         }
-        let footer = bytes.count - SegmentFile.footerSize
+        let footer = bytes.count - SegmentFooter.size
         func word(_ at: Int) -> Int { Int(bytes[(footer + at)..<(footer + at + 8)].reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }) }
         let hashesOffset = word(24)
         #expect(word(32) == SegmentFile.hashesPerRun * (runs - 1) + 5)

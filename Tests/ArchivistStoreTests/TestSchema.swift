@@ -1,3 +1,4 @@
+import ArchivistBase
 import ArchivistStore
 
 extension StoreSchema {
@@ -18,7 +19,10 @@ extension StoreSchema {
         return StoreSchema(
             projection: Projection(paths: short + long, longPaths: Set(long)), longPaths: Set(long),
             textSearch: TextSearch(fields: searched.map { TextSearch.Field($0.path, weight: $0.weight) }),
-            sideFiles: [TestSideFile.searches, TestSideFile.usage])
+            sideFiles: [TestSideFile.searches, TestSideFile.usage],
+            // The fixtures' IDs are the NYT's (`nyt://article/<uuid>`), and their files were named
+            // without that prefix (`article~<uuid>`).
+            idPrefix: "nyt://")
     }()
 }
 

@@ -1,3 +1,4 @@
+import ArchivistBase
 import ArchivistStore
 
 /// The text of a FILTER given as words, read as the user typed them.

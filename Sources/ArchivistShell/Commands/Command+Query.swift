@@ -1,3 +1,4 @@
+import ArchivistBase
 import ArchivistPostgres
 import ArchivistStore
 import Foundation
@@ -37,8 +38,8 @@ extension Command {
             Sorted by --sort keys (several allowed, ties by ID), else by relevance for a text search, else
             by ID. Table format shows ID, date, section and headline (or --fields); jsonl prints each
             whole document (or the --fields) on a line; json an array; csv a header and a row per document.
-            Answered from the in-memory index; a filter on a field outside it reads the documents and says
-            so on stderr ('archivist index add FIELD' adds it).
+            Answered from the index (the segments and the log's tail); a filter on a field outside it reads
+            the documents and says so on stderr ('archivist index add FIELD' adds it).
             """,
         examples: [
             "find section_name = Sports and pub_date >= 2015-07-01 --sort pub_date:desc --limit 10",

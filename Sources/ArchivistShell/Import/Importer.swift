@@ -1,3 +1,4 @@
+import ArchivistBase
 import ArchivistStore
 
 /// Stores the documents of one `import` in durable batches, reporting each document that cannot

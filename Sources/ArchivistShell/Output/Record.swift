@@ -1,3 +1,4 @@
+import ArchivistBase
 import ArchivistStore
 
 /// One row of output: named values in the order they are shown.

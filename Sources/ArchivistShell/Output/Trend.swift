@@ -1,3 +1,4 @@
+import ArchivistBase
 import ArchivistStore
 
 /// How much of the paper each of several subjects was, span by span: the documents each series

@@ -1,3 +1,5 @@
+import ArchivistBase
+
 /// One committed change of a data folder, as the changes feed gives it: its sequence number, the
 /// document's ID, what happened, when, and the document's projected fields as the change left them
 /// (for a removal, as they were before it).

@@ -1,3 +1,5 @@
+import ArchivistBase
+
 /// A filter applied to changes: it reads the projected fields an index line holds (the document
 /// after the change, or before a removal), so a removal matches when the document it removed did.
 /// Only projected paths, `_id` and full-text search (whose fields are projected) can be used.

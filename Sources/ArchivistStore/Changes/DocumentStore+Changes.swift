@@ -1,3 +1,5 @@
+import ArchivistBase
+
 extension DocumentStore {
     /// What one read of the changes feed gave: the matching changes, and the sequence number it
     /// read through (the next read passes it as `since`; it moves past changes that did not match).
@@ -64,7 +66,7 @@ extension DocumentStore {
             if since > 0, since < start { throw .feedCompacted(path: path(FileNames.index), since: since, start: start) }
             let matcher = try ChangeFilter(filter, projection: projection, textSearch: schema.textSearch)
             if since >= last { return ChangePage(changes: [], through: max(since, last)) }
-            let file = indexFile
+            let file = changeLog
             let offset = since == 0 ? 0 : try file.offset(after: since, end: end)
             var found: [Change] = []
             var stoppedAt: Int?

@@ -1,3 +1,5 @@
+import ArchivistBase
+
 extension DocumentStore {
     /// When the folder was created (`archivist.json`'s `created_at`), or nil when the folder has no
     /// metadata file yet (nothing was ever written to it). A copy of the folder made elsewhere

@@ -1,3 +1,4 @@
+import ArchivistBase
 import Dispatch
 import Foundation
 
@@ -5,7 +6,7 @@ extension DocumentStore {
     /// The bytes of an entry's projected fields (from memory, or read from the index file, which
     /// must be the one the entry was loaded from).
     func fieldsBytes(of entry: IndexEntry) throws(StoreError) -> [UInt8] {
-        try indexFile.fieldsBytes(of: entry)
+        try changeLog.fieldsBytes(of: entry)
     }
 
     /// The projected values of `paths` for each of `ids` (nil for an ID with no document, and for
@@ -24,7 +25,7 @@ extension DocumentStore {
             let bytes = try fieldsBytes(of: entry)
             var values = [JSONValue?](repeating: nil, count: wanted.count)
             if let problem = bytes.withUnsafeBufferPointer({ Self.extract(wanted, from: $0, into: &values) }) {
-                throw .unreadableIndex(path: indexFile.path, error: problem)
+                throw .unreadableIndex(path: changeLog.path, error: problem)
             }
             var row: [String: JSONValue] = [:]
             for (path, value) in zip(projected, values) { if let value { row[path] = value } }
@@ -41,7 +42,7 @@ extension DocumentStore {
 
     /// `readColumns` of entries read from the index file at `index` (its identity and what was
     /// read of it): safe to call from any thread while the caller holds the state lock.
-    func readColumns(_ paths: [String], of entries: [IndexEntry], index: IndexFile.Position) throws(StoreError) -> [String: [JSONValue?]] {
+    func readColumns(_ paths: [String], of entries: [IndexEntry], index: ChangeLog.Position) throws(StoreError) -> [String: [JSONValue?]] {
         let indexPath = path(FileNames.index)
         let needsFile = entries.contains { if case .indexFile = $0.fields { return true } else { return false } }
         // Read ahead when the entries are most of the file (the whole store); else only the
@@ -75,7 +76,7 @@ extension DocumentStore {
                     }
                 case .logLine:
                     // A segment's entry: its line found by its number (a binary search each).
-                    guard let bytes = try? self.indexFile.fieldsBytes(of: entries[ordinal]) else {
+                    guard let bytes = try? self.changeLog.fieldsBytes(of: entries[ordinal]) else {
                         failure.record(JSONSyntaxError(offset: 0, reason: "no line numbered \(entries[ordinal].sequence)"))
                         break
                     }

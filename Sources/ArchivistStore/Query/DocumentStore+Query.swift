@@ -1,3 +1,5 @@
+import ArchivistBase
+
 extension DocumentStore {
     /// The in-memory query index of the current documents, with the columns of `paths` loaded
     /// (rebuilt only when the documents changed; columns are read from the index file on demand).
@@ -165,7 +167,7 @@ extension DocumentStore {
     /// index freshness check `document(withID:)` makes per call (the scan answers from the index
     /// as of its start); nil when the document has been removed since.
     func scannedDocument(_ entry: IndexEntry) throws(StoreError) -> JSONValue? {
-        guard let bytes = try documentFile(entry.file) else { return try document(withID: entry.id) }
+        guard let bytes = try documentFile(documentPath(for: entry.id)) else { return try document(withID: entry.id) }
         return try parsedDocument(bytes, id: entry.id)
     }
 

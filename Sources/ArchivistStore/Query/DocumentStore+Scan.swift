@@ -1,3 +1,5 @@
+import ArchivistBase
+
 /// Queries the segments cannot answer exactly (a condition on a field whose values nest arrays in
 /// arrays, `$size`, a path outside the projection), answered by a scan: the live entries are read
 /// from the log a batch at a time (each line kept when it is its ID's live change, a look-up), each
@@ -30,7 +32,7 @@ extension DocumentStore {
         var batch: [IndexEntry] = []
         batch.reserveCapacity(Self.scanBatch)
         var failure: StoreError?
-        _ = try indexFile.forEachLine(end: end) { line, bytes, sequence, offset in
+        _ = try changeLog.forEachLine(end: end) { line, bytes, sequence, offset in
             guard case .entry(var entry) = line else { return true }
             do throws(StoreError) {
                 guard let live = try self.table(try entries.entry(DocumentID(entry.id))), live.sequence == sequence else { return true }
@@ -74,7 +76,7 @@ extension DocumentStore {
         try forEachLiveBatch { (batch) throws(StoreError) in
             if documentPaths.isEmpty {
                 let index = QueryIndex(projection: projection, textSearch: schema.textSearch, entries: Self.sortedByID(batch))
-                index.add(try self.readColumns(needed.sorted(), of: index.entries, index: IndexFile.Position()))
+                index.add(try self.readColumns(needed.sorted(), of: index.entries, index: ChangeLog.Position()))
                 let columns = index.columns
                 let matches = index.matching(filter)
                 if !terms.isEmpty { statistics?.pointee.add(index.relevanceStatistics(terms)) }
@@ -142,7 +144,7 @@ extension DocumentStore {
         if missing.isEmpty {
             try forEachLiveBatch { (batch) throws(StoreError) in
                 let index = QueryIndex(projection: projection, textSearch: schema.textSearch, entries: Self.sortedByID(batch))
-                index.add(try self.readColumns(paths.filter { $0 != "_id" }.sorted(), of: index.entries, index: IndexFile.Position()))
+                index.add(try self.readColumns(paths.filter { $0 != "_id" }.sorted(), of: index.entries, index: ChangeLog.Position()))
                 let columns = index.columns
                 for ordinal in index.matching(filter) { tally.add(index.resolve(path, Int(ordinal), in: columns)) }
             }

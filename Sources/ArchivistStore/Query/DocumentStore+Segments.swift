@@ -1,3 +1,5 @@
+import ArchivistBase
+
 /// The query structures of a store that starts from segments: each segment's live documents,
 /// answered from its mapped file, and an in-memory query index of the documents the log after
 /// them added or changed (the tail). Each query is answered by every one of them and the

@@ -1,12 +1,14 @@
+import ArchivistBase
+
 extension DocumentStore {
     /// The documents matching `filter` per bucket of the date at `path`, oldest first, every
     /// bucket from the first to the last that holds one (empty ones with a count of 0).
     ///
     /// Dates are the values that compare as instants (any ISO-8601 spelling); a document whose
-    /// value is not a date, or that has none, is not counted. Answered from the snapshot's sorted
-    /// dictionary of the field (its rows carry their instants), without a value per document,
-    /// when the path is projected; `scannedPaths` names the paths read from the documents
-    /// otherwise, as `facet` does.
+    /// value is not a date, or that has none, is not counted. Answered from each segment's sorted
+    /// dictionary of the field (its rows carry their instants) and the log's tail, without a value
+    /// per document, when the path is projected; `scannedPaths` names the paths read from the
+    /// documents otherwise, as `facet` does.
     public func timeline(
         _ path: String, by bucket: TimeBucket, matching filter: Filter = .all
     ) throws(StoreError) -> (buckets: [(start: Int64, count: Int)], scannedPaths: [String]) {

@@ -1,3 +1,5 @@
+import ArchivistBase
+
 extension DocumentStore {
     /// One timeline per filter over the same spans: the documents each filter matches per bucket
     /// of the date at `path`, as `timeline(_:by:matching:)` counts them, on one list of spans from

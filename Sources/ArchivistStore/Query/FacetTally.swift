@@ -1,3 +1,5 @@
+import ArchivistBase
+
 /// Counts documents per value: each document once per distinct value (an array counts each
 /// distinct element), values told apart as `=` tells them apart.
 struct FacetTally {

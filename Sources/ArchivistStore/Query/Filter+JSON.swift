@@ -1,3 +1,5 @@
+import ArchivistBase
+
 extension Filter {
     /// Reads a MongoDB filter document: `{"section_name": "Sports", "pub_date": {"$gte": "2015-07-01"}}`.
     public init(json: JSONValue) throws(StoreError) {

@@ -1,3 +1,4 @@
+import ArchivistBase
 import Foundation
 
 extension Filter {

@@ -1,3 +1,5 @@
+import ArchivistBase
+
 /// The infix filter language, for people at the prompt. It compiles to the same `Filter` as a
 /// MongoDB filter document.
 ///

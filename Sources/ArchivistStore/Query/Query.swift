@@ -1,3 +1,5 @@
+import ArchivistBase
+
 /// A whole query: a filter, a sort, a window and the fields to return.
 public struct Query: Sendable, Equatable {
     /// Which documents.

@@ -1,3 +1,5 @@
+import ArchivistBase
+
 /// A value with what ordering it needs worked out in advance, ordered as
 /// `ValueOrder.compareSortKeys` orders values (then by ordinal).
 struct SortableKey: Comparable {

@@ -1,3 +1,5 @@
+import ArchivistBase
+
 /// Every value of one field with its document, sorted (MongoDB's order, ties by ordinal): serves
 /// range conditions and sorting. An array contributes each element, so walking it ascending meets
 /// a document first at its least element and descending at its greatest, as MongoDB sorts arrays.

@@ -1,3 +1,5 @@
+import ArchivistBase
+
 /// A span of calendar time (UTC) that a timeline counts documents by.
 public enum TimeBucket: String, CaseIterable, Sendable {
     /// A calendar year: `2019`.

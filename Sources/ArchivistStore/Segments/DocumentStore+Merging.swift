@@ -1,3 +1,5 @@
+import ArchivistBase
+
 /// Merging segments and building them again from the log, in memory that does not grow with the
 /// store (`docs/ARCHITECTURE.md`, "Merges").
 extension DocumentStore {
@@ -66,20 +68,20 @@ extension DocumentStore {
         state.manifest = nil
         state.entries = EntryTable()
         state.refusesSegments = false
-        var position = IndexFile.Position()
+        var position = ChangeLog.Position()
         var damage: SegmentDamage?
         while true {
             var entries = state.entries
-            let read = try indexFile.readChunk(&position) { line in
+            let read = try changeLog.readChunk(&position) { line in
                 do throws(SegmentDamage) { try entries.apply(line) } catch { damage = error }
             }
             state.entries = entries
             if let damage { throw .damagedSnapshot(path: path(FileNames.segments), reason: damage.description) }
             switch read {
             case .failure(.unreadable(let line, let reason)):
-                throw .invalidFile(path: indexFile.path, reason: "line \(line): \(reason)")
+                throw .invalidFile(path: changeLog.path, reason: "line \(line): \(reason)")
             case .failure:
-                throw .invalidFile(path: indexFile.path, reason: "unreadable")
+                throw .invalidFile(path: changeLog.path, reason: "unreadable")
             case .success(let more):
                 state.index = position
                 if !more || state.entries.tailCount >= options.bulkFlushThreshold {

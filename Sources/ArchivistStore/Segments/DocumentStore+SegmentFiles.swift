@@ -1,3 +1,4 @@
+import ArchivistBase
 import Foundation
 
 /// Opening, flushing and installing segments: the write path's last steps (`docs/ARCHITECTURE.md`).
@@ -18,9 +19,9 @@ extension DocumentStore {
     }
 
     /// The manifest's coverage of the log read to `position`.
-    func coverage(of position: IndexFile.Position) throws(StoreError) -> Manifest.Coverage {
+    func coverage(of position: ChangeLog.Position) throws(StoreError) -> Manifest.Coverage {
         let start = max(0, position.consumed - SegmentFile.Coverage.tailLength)
-        let tail = try fileSystem.contents(of: indexFile.path, from: start, limit: position.consumed - start) ?? []
+        let tail = try fileSystem.contents(of: changeLog.path, from: start, limit: position.consumed - start) ?? []
         return Manifest.Coverage(
             identity: position.identity ?? 0, offset: position.consumed, lines: position.lines, sequence: position.sequence,
             tailHash: WordHash.hash(tail))
@@ -73,10 +74,10 @@ extension DocumentStore {
         }
         let coverage = manifest.coverage
         if coverage.offset > 0 || !manifest.segments.isEmpty {
-            guard let status = try fileSystem.status(of: indexFile.path), status.identity == coverage.identity,
+            guard let status = try fileSystem.status(of: changeLog.path), status.identity == coverage.identity,
                 status.size >= coverage.offset
             else { return .failure(.unusable("made of another index.jsonl (compacted, rebuilt or replaced since)")) }
-            let position = IndexFile.Position(
+            let position = ChangeLog.Position(
                 identity: coverage.identity, consumed: coverage.offset, lines: coverage.lines, sequence: coverage.sequence)
             guard try self.coverage(of: position).tailHash == coverage.tailHash else {
                 return .failure(.unusable("index.jsonl differs before the point the segments cover"))
@@ -95,8 +96,8 @@ extension DocumentStore {
                 return .failure(.unusable("\(file): \(error.description)"))
             }
             guard mapped.isSegmentFile, mapped.number == record.number, mapped.count == record.documents,
-                mapped.tombstoneCount == record.tombstones, mapped.reader.footerHash == record.footerHash,
-                mapped.reader.schemaHash == schemaHash, mapped.paths == projection.paths
+                mapped.tombstoneCount == record.tombstones, mapped.reader.footer.checksum == record.footerHash,
+                mapped.reader.footer.schemaHash == schemaHash, mapped.paths == projection.paths
             else { return .failure(.unusable("\(file) is not the segment the manifest names")) }
             var deletes: SegmentDeletes?
             if let name = record.deletesFileName {
@@ -135,11 +136,11 @@ extension DocumentStore {
         }
         var entries = EntryTable(segments: segments)
         let coverage = manifest.coverage
-        var position = IndexFile.Position(
+        var position = ChangeLog.Position(
             identity: coverage.offset == 0 && segments.isEmpty ? nil : coverage.identity, consumed: coverage.offset,
             lines: coverage.lines, sequence: coverage.sequence)
         var damage: SegmentDamage?
-        let progress = try indexFile.follow(&position) { line in
+        let progress = try changeLog.follow(&position) { line in
             do throws(SegmentDamage) { try entries.apply(line) } catch { damage = error }
         }
         guard progress != .replaced, damage == nil else { return false }
@@ -214,7 +215,7 @@ extension DocumentStore {
         } else {
             manifest = Manifest(
                 schemaHash: Self.schemaHash(projection: state.projection, textSearch: schema.textSearch),
-                coverage: try coverage(of: IndexFile.Position()), nextNumber: 1, segments: [])
+                coverage: try coverage(of: ChangeLog.Position()), nextNumber: 1, segments: [])
         }
         let entries = try table(try state.entries.changedEntries())
         let removals = state.entries.tailRemovals()
@@ -233,14 +234,14 @@ extension DocumentStore {
     /// Builds segment `number` of the tail's entries and removals (a file aside, synced, renamed
     /// into `segments/`), and returns the manifest's record of it.
     private func writeSegment(
-        number: Int, entries: [IndexEntry], removals: [IndexFile.Removal], _ state: inout State
+        number: Int, entries: [IndexEntry], removals: [ChangeLog.Removal], _ state: inout State
     ) throws(StoreError) -> Manifest.Segment {
         let digests = try fieldsDigests(of: entries, index: state.index)
         var tombstones: [MappedSegment.Tombstone] = []
         for removal in removals {
             let digest = try removal.fields.map { (fields) throws(StoreError) in
                 SegmentBuilder.fieldsDigest(
-                    try indexFile.fieldsBytes(
+                    try changeLog.fieldsBytes(
                         of: IndexEntry(id: removal.id, hash: 0, size: 0, storedAt: .now(), updatedAt: .now(), fields: fields)))
             }
             tombstones.append(
@@ -279,9 +280,9 @@ extension DocumentStore {
 
     /// The digest of each entry's fields (`SegmentBuilder.fieldsDigest`), read from the log (one
     /// mapping of it) or memory.
-    func fieldsDigests(of entries: [IndexEntry], index: IndexFile.Position) throws(StoreError) -> [UInt64] {
+    func fieldsDigests(of entries: [IndexEntry], index: ChangeLog.Position) throws(StoreError) -> [UInt64] {
         let needsFile = entries.contains { if case .indexFile = $0.fields { return true } else { return false } }
-        let log = needsFile ? try fileSystem.mappedContentsForRandomReads(of: indexFile.path) ?? FileBytes([]) : FileBytes([])
+        let log = needsFile ? try fileSystem.mappedContentsForRandomReads(of: changeLog.path) ?? FileBytes([]) : FileBytes([])
         var digests: [UInt64] = []
         digests.reserveCapacity(entries.count)
         for entry in entries {
@@ -292,7 +293,7 @@ extension DocumentStore {
             case .logLine(let digest):
                 digests.append(digest)
             default:
-                digests.append(SegmentBuilder.fieldsDigest(try indexFile.fieldsBytes(of: entry)))
+                digests.append(SegmentBuilder.fieldsDigest(try changeLog.fieldsBytes(of: entry)))
             }
         }
         return digests
@@ -365,22 +366,22 @@ extension DocumentStore {
         final class Pending: @unchecked Sendable {
             var bytes: [UInt8] = []
             var total = 0
-            var last: [UInt8] = []
         }
         let pending = Pending()
         func flush() throws(StoreError) {
             guard !pending.bytes.isEmpty else { return }
             try fileSystem.append(pending.bytes, to: temporary)
             pending.total += pending.bytes.count
-            pending.last = Array(pending.bytes.suffix(8))
             pending.bytes.removeAll(keepingCapacity: true)
         }
+        let footer: SegmentFooter?
         do {
             var writer = SegmentWriter { (bytes) throws(StoreError) in
                 pending.bytes.append(contentsOf: bytes)
                 if pending.bytes.count >= 1 << 20 { try flush() }
             }
             try body(&writer)
+            footer = writer.footer
             try flush()
             try fileSystem.synchronize(temporary)
             try fileSystem.rename(temporary, to: path(relative))
@@ -388,8 +389,7 @@ extension DocumentStore {
             _ = try? fileSystem.removeFile(temporary)
             throw error
         }
-        let hash = pending.last.count == 8 ? pending.last.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) } : 0
-        return (pending.total, UInt64(littleEndian: hash))
+        return (pending.total, footer?.checksum ?? 0)
     }
 
     /// Installs a manifest (after the files it names are in place and synced) that covers the log
@@ -418,13 +418,13 @@ extension DocumentStore {
             // read again onto the new segments.
             let previous = state.index
             var entries = EntryTable(segments: segments)
-            var position = IndexFile.Position(
+            var position = ChangeLog.Position(
                 identity: manifest.coverage.identity, consumed: manifest.coverage.offset, lines: manifest.coverage.lines,
                 sequence: manifest.coverage.sequence)
             if position.consumed < previous.consumed {
                 var damage: SegmentDamage?
                 while position.consumed < previous.consumed {
-                    let read = try indexFile.readChunk(&position, limit: previous.consumed - position.consumed) { line in
+                    let read = try changeLog.readChunk(&position, limit: previous.consumed - position.consumed) { line in
                         do throws(SegmentDamage) { try entries.apply(line) } catch { damage = error }
                     }
                     guard case .success(true) = read else { break }

@@ -1,3 +1,5 @@
+import ArchivistBase
+
 /// The contents of `segments/manifest.json`: which segment files are live, the deletions of each,
 /// and how far into `index.jsonl` they reach (its grammar: `docs/FORMAT.md`, "segments").
 ///

@@ -1,3 +1,4 @@
+import ArchivistBase
 import Synchronization
 
 /// The query structures of a segment file, read where they lie in the mapped file: the documents'
@@ -28,30 +29,30 @@ final class MappedSegment: Sendable {
     static let hintLimit = 1024
 
     /// The number of documents.
-    var count: Int { reader.documentCount }
+    var count: Int { reader.footer.documentCount }
     /// Whether the entries carry sequence numbers and field digests (layout 4, a segment file).
     var isSegmentFile: Bool { reader.layout >= 4 }
     /// The number of tombstones (layout 4; 0 before).
     let tombstoneCount: Int
     /// Layout 4: the segment's number (its file name), and the lowest and highest sequence number
     /// of its documents and tombstones.
-    var number: Int { isSegmentFile ? Int(truncatingIfNeeded: reader.coverage.identity) : 0 }
-    var firstSequence: Int { isSegmentFile ? reader.coverage.offset : 0 }
-    var lastSequence: Int { reader.coverage.sequence }
+    var number: Int { isSegmentFile ? Int(truncatingIfNeeded: reader.footer.coverage.identity) : 0 }
+    var firstSequence: Int { isSegmentFile ? reader.footer.coverage.offset : 0 }
+    var lastSequence: Int { reader.footer.coverage.sequence }
 
     /// Opens the structures of a checked file; throws when a section is missing or of the wrong size.
     init(_ reader: SegmentReader) throws(SegmentDamage) {
         self.reader = reader
         guard let idOffsets = reader.section(.idOffsets), let idHeap = reader.section(.idHeap),
             let entryRows = reader.section(.entries), let names = reader.section(.fieldNames),
-            idOffsets.length == (reader.documentCount + 1) * 8,
-            entryRows.length == reader.documentCount * SegmentBuilder.entryRowSize
+            idOffsets.length == (reader.footer.documentCount + 1) * 8,
+            entryRows.length == reader.footer.documentCount * SegmentBuilder.entryRowSize
         else { throw .unreadable("segment sections missing or of the wrong size") }
         self.idOffsets = idOffsets
         self.idHeap = idHeap
         self.entryRows = entryRows
         if reader.layout >= 4 {
-            let tombstones = reader.coverage.lines
+            let tombstones = reader.footer.coverage.lines
             guard let filter = reader.section(.idFilter), filter.length % IDFilter.blockBytes == 0,
                 let offsets = reader.section(.tombstoneOffsets), let heap = reader.section(.tombstoneHeap),
                 let rows = reader.section(.tombstoneRows),

@@ -1,3 +1,4 @@
+import ArchivistBase
 import Dispatch
 
 #if canImport(Glibc)

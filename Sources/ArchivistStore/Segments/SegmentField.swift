@@ -1,3 +1,5 @@
+import ArchivistBase
+
 /// One projected field of a snapshot: its dictionary (distinct values in sort order, each with
 /// its documents) read in place. Answers what the in-memory hash and sorted indexes answer.
 struct SegmentField {

@@ -42,8 +42,6 @@ enum SegmentFile {
         default: return blockSize
         }
     }
-    /// The footer's size in bytes.
-    static let footerSize = 128
     /// A section table row's size in bytes.
     static let sectionRowSize = 32
 

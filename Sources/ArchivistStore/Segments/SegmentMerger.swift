@@ -1,3 +1,5 @@
+import ArchivistBase
+
 /// Writes one segment from several (a k-way merge, as LevelDB compacts sorted tables and Lucene
 /// merges segments): the live documents' IDs and entries in ID order, each field's dictionary
 /// rows in value order with their postings renumbered and merged, the text terms in byte order

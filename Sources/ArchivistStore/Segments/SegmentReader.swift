@@ -1,3 +1,4 @@
+import ArchivistBase
 import Synchronization
 
 /// Why a snapshot file cannot be used. A snapshot is derived data: the store then answers from
@@ -24,20 +25,11 @@ final class SegmentReader: Sendable {
     let file: FileBytes
     /// The sections, in the table's order.
     let sections: [SegmentFile.Section]
-    /// How many documents the snapshot holds.
-    let documentCount: Int
-    /// The part of `index.jsonl` it holds.
-    let coverage: SegmentFile.Coverage
-    /// The checksum of the schema it was built with (projection, text fields and weights).
-    let schemaHash: UInt64
-    /// When it was built.
-    let createdAt: Timestamp
-    /// The sum of the documents' sizes.
-    let documentBytes: Int
+    /// The footer, checked: the documents held, the part of `index.jsonl` covered, the schema's
+    /// hash, and the checksum that names the file's contents (the manifest records it).
+    let footer: SegmentFooter
     /// The size of the blocks checked one at a time (the last block of a section may be shorter).
     let blockSize: Int
-    /// The footer's checksum: it names the file's contents (the manifest records it).
-    let footerHash: UInt64
     /// The file's layout version (1 to 4), which decides its checksum function and, from 4, what
     /// its entries hold.
     let layout: UInt32
@@ -64,79 +56,24 @@ final class SegmentReader: Sendable {
         self.file = file
         let raw = UnsafeRawBufferPointer(file.buffer)
         let reader = BinaryReader(buffer: raw)
-        let size = raw.count
-        guard size >= 8 + SegmentFile.footerSize, reader.uint64(at: 0) == SegmentFile.magic else {
+        guard raw.count >= 8 + SegmentFooter.size, reader.uint64(at: 0) == SegmentFile.magic else {
             throw .unreadable("not a snapshot file")
         }
-        let footer = size - SegmentFile.footerSize
-        guard reader.uint64(at: footer) == SegmentFile.magic else { throw .unreadable("no snapshot footer (the file is cut short)") }
-        guard let version = reader.uint32(at: footer + 8), (1...SegmentFile.version).contains(version) else {
-            throw .unreadable(
-                "snapshot layout version \(reader.uint32(at: footer + 8) ?? 0), this archivist reads 1 to \(SegmentFile.version)")
-        }
-        func word(_ at: Int) throws(SegmentDamage) -> Int {
-            guard let value = reader.uint64(at: footer + at), value <= UInt64(Int.max) else {
-                throw .unreadable("footer value out of range")
-            }
-            return Int(value)
-        }
-        let sectionCount = Int(reader.uint32(at: footer + 12) ?? 0)
-        let tableOffset = try word(16)
-        let hashesOffset = try word(24)
-        let blockCount = try word(32)
-        let sectionsEnd: Int
-        if version <= 2 {
-            guard tableOffset >= 8, tableOffset <= footer, sectionCount <= (footer - tableOffset) / SegmentFile.sectionRowSize,
-                hashesOffset == tableOffset + sectionCount * SegmentFile.sectionRowSize,
-                blockCount <= (footer - hashesOffset) / 8, hashesOffset + blockCount * 8 == footer
-            else { throw .unreadable("snapshot table out of bounds") }
-            sectionsEnd = tableOffset
-            runsOffset = 0
-        } else {
-            // A block count from a foreign or damaged footer may be anything: no more than the
-            // file could hold checksums of (`scripts/fuzz snapshot` found one that overflowed).
-            guard blockCount <= size / 8 else { throw .unreadable("snapshot table out of bounds") }
-            let runs = SegmentFile.runCount(blocks: blockCount)
-            guard hashesOffset >= 8, hashesOffset <= footer, blockCount <= (footer - hashesOffset) / 8,
-                tableOffset == hashesOffset + blockCount * 8,
-                sectionCount <= (footer - tableOffset) / SegmentFile.sectionRowSize,
-                tableOffset + sectionCount * SegmentFile.sectionRowSize + runs * 8 == footer
-            else { throw .unreadable("snapshot table out of bounds") }
-            sectionsEnd = hashesOffset
-            runsOffset = tableOffset + sectionCount * SegmentFile.sectionRowSize
-        }
-        guard let checked = reader.bytes(at: tableOffset, count: size - 8 - tableOffset),
-            WordHash.checksum(layout: version, checked) == reader.uint64(at: size - 8)
-        else { throw .unreadable("snapshot footer checksum mismatch") }
-        layout = version
-        footerHash = reader.uint64(at: size - 8) ?? 0
-        documentCount = try word(40)
-        let lines = try word(64)
-        let sequence = try word(112)
-        coverage = SegmentFile.Coverage(
-            identity: reader.uint64(at: footer + 48) ?? 0, offset: try word(56),
-            lines: lines, tailHash: reader.uint64(at: footer + 72) ?? 0, sequence: sequence == 0 ? lines : sequence)
-        schemaHash = reader.uint64(at: footer + 80) ?? 0
-        createdAt = Timestamp(milliseconds: Int64(bitPattern: reader.uint64(at: footer + 88) ?? 0))
-        documentBytes = try word(96)
-        if version == 1 {
-            blockSize = SegmentFile.layout1BlockSize
-        } else {
-            let size = try word(104)
-            guard SegmentFile.blockSizes.contains(size), size.nonzeroBitCount == 1 else {
-                throw .unreadable("snapshot block size \(size) out of range")
-            }
-            blockSize = size
-        }
-        self.hashesOffset = hashesOffset
-        self.blockCount = blockCount
+        let footer = try SegmentFooter(decoding: raw)
+        self.footer = footer
+        layout = footer.layout
+        blockSize = footer.blockSize
+        runsOffset = footer.runsOffset
+        hashesOffset = footer.hashesOffset
+        blockCount = footer.blockCount
         sections = try Self.readTable(
-            reader, at: tableOffset, count: sectionCount, end: sectionsEnd, blocks: blockCount, blockSize: blockSize)
+            reader, at: footer.tableOffset, count: footer.sectionCount, end: footer.sectionsEnd, blocks: footer.blockCount,
+            blockSize: footer.blockSize)
         // Layouts 1 and 2 have no runs: the footer's checksum covered every block checksum.
         verified = Mutex(
             Verified(
-                blocks: OrdinalSet(capacity: blockCount),
-                runs: OrdinalSet(capacity: SegmentFile.runCount(blocks: blockCount), full: version <= 2)))
+                blocks: OrdinalSet(capacity: footer.blockCount),
+                runs: OrdinalSet(capacity: SegmentFile.runCount(blocks: footer.blockCount), full: footer.layout <= 2)))
     }
 
     private static func readTable(

@@ -1,3 +1,5 @@
+import ArchivistBase
+
 /// The live documents of a segment (those no newer segment nor line of the log supersedes),
 /// answering filters from the segment's structures alone: an exact set of ordinals, or nil when
 /// the structures cannot answer a filter exactly (the store then answers it the slow way).

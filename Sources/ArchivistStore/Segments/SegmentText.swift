@@ -1,3 +1,5 @@
+import ArchivistBase
+
 /// The text index of a snapshot read in place: terms in byte order, each with its documents
 /// (ascending) and their weights. Answers what the in-memory `TextIndex` answers.
 struct SegmentText {

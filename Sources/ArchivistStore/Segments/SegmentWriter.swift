@@ -1,3 +1,5 @@
+import ArchivistBase
+
 /// Assembles a snapshot file: its sections, then the block checksums, the section table, the
 /// checksums of the block checksums' runs and the footer (`docs/FORMAT.md`, "index.snapshot";
 /// layouts 1 and 2 put the table before the block checksums and have no runs). The bytes go to a
@@ -19,6 +21,8 @@ struct SegmentWriter {
     private var blockHashes: [UInt64] = []
     /// The open section: its kind, field, offset and first block, and where its current block starts.
     private var open: (kind: SegmentFile.SectionKind, field: UInt32, offset: Int, firstBlock: Int, blockStart: Int)?
+    /// The footer `finish` wrote (nil before).
+    private(set) var footer: SegmentFooter?
 
     /// A writer giving its bytes to `sink`, the file's leading magic first. Layouts 1 (1 MiB
     /// blocks, no block size in the footer) and 2 (16 KiB blocks, one chain of checksum steps)
@@ -95,7 +99,7 @@ struct SegmentWriter {
     }
 
     /// Writes the block checksums, the table, the runs' checksums and the footer (layouts 1 and
-    /// 2: the table, the block checksums and the footer).
+    /// 2: the table, the block checksums and the footer), which `footer` then holds.
     mutating func finish(
         documentCount: Int, documentBytes: Int, coverage: SegmentFile.Coverage, schemaHash: UInt64,
         createdAt: Timestamp
@@ -136,27 +140,15 @@ struct SegmentWriter {
                 }
             }
         }
-        let footerStart = tail.bytes.count
-        tail.append(SegmentFile.magic)
-        tail.append(layout)
-        tail.append(UInt32(sections.count))
-        tail.append(UInt64(tableOffset))
-        tail.append(UInt64(hashesOffset))
-        tail.append(UInt64(blockHashes.count))
-        tail.append(UInt64(documentCount))
-        tail.append(coverage.identity)
-        tail.append(UInt64(coverage.offset))
-        tail.append(UInt64(coverage.lines))
-        tail.append(coverage.tailHash)
-        tail.append(schemaHash)
-        tail.append(createdAt.milliseconds)
-        tail.append(UInt64(documentBytes))
-        tail.append(UInt64(layout == 1 ? 0 : blockSize))
-        tail.append(UInt64(coverage.sequence))
-        tail.append(tail.bytes.withUnsafeBytes { WordHash.checksum(layout: layout, $0) })
-        precondition(tail.bytes.count - footerStart == SegmentFile.footerSize)
+        let footer = SegmentFooter(
+            layout: layout, sectionCount: sections.count, tableOffset: tableOffset, hashesOffset: hashesOffset,
+            blockCount: blockHashes.count, documentCount: documentCount, coverage: coverage, schemaHash: schemaHash,
+            createdAt: createdAt, documentBytes: documentBytes, blockSize: blockSize
+        ).sealed(covering: tail.bytes)
+        tail.append(contentsOf: footer.encoded())
         pending = tail
         try flush()
+        self.footer = footer
     }
 }
 

@@ -1,3 +1,5 @@
+import ArchivistBase
+
 /// Bytes written in order and read back once, held in memory up to a bound and spilled to a
 /// temporary file past it: a merge writes a field's postings straight into its segment while its
 /// dictionary rows and values (as many as the documents, for a field such as a headline) wait

@@ -1,3 +1,4 @@
+import ArchivistBase
 import Foundation
 
 /// `check`: every document read once and compared with the index, the log compared with the
@@ -75,7 +76,7 @@ extension DocumentStore {
         var matched = 0
         // Fields of tail entries are read from one mapping of the log (the segments' entries
         // carry a digest of theirs).
-        let log = try fileSystem.mappedContentsForRandomReads(of: indexFile.path) ?? FileBytes([])
+        let log = try fileSystem.mappedContentsForRandomReads(of: changeLog.path) ?? FileBytes([])
         try scanDocuments(projection: state.projection, known: nil) { (_, files) throws(StoreError) in
             // Each file compared with its entry on several threads (a look-up each).
             let verdicts = ConcurrentReads.shared.map(files.count) { i -> Result<(StoreProblem?, Bool), StoreError> in
@@ -97,10 +98,10 @@ extension DocumentStore {
             // Some entries have no file: name them (a pass over the entries, a status each).
             try table(
                 try entries.forEachLive { entry in
-                    if (try? self.fileSystem.status(of: self.path(entry.file))) ?? nil == nil {
+                    if (try? self.fileSystem.status(of: self.path(self.documentPath(for: entry.id)))) ?? nil == nil {
                         problems.append(
                             StoreProblem(
-                                kind: .missingDocument, file: entry.file, id: entry.id,
+                                kind: .missingDocument, file: self.documentPath(for: entry.id), id: entry.id,
                                 detail: "in the index as \(StoreError.quote(entry.id)) but the file is missing"))
                     }
                     return true
@@ -120,7 +121,7 @@ extension DocumentStore {
             return (
                 StoreProblem(
                     kind: .misplacedDocument, file: file.file, id: id,
-                    detail: "_id \(StoreError.quote(id)) belongs in \(FileNames.documentPath(for: id))"), false
+                    detail: "_id \(StoreError.quote(id)) belongs in \(documentPath(for: id))"), false
             )
         case .document(let found):
             guard let known = try table(try entries.entry(DocumentID(found.id))) else {
@@ -181,7 +182,7 @@ extension DocumentStore {
     /// live record of the segments is such a line). The lines are compared a batch at a time on
     /// several threads (a look-up each).
     private func logProblems(_ state: inout State) throws(StoreError) -> [StoreProblem] {
-        guard let status = try fileSystem.status(of: indexFile.path) else { return [] }
+        guard let status = try fileSystem.status(of: changeLog.path) else { return [] }
         let covered = state.manifest?.coverage.offset ?? 0
         let segments = state.entries.segments
         var problems: [StoreProblem] = []
@@ -213,7 +214,7 @@ extension DocumentStore {
             }
             batch.removeAll(keepingCapacity: true)
         }
-        _ = try indexFile.forEachLine(
+        _ = try changeLog.forEachLine(
             end: status.size,
             invalid: { line, reason in
                 unreadable = StoreProblem(kind: .unreadableIndex, file: FileNames.index, id: nil, detail: "line \(line): \(reason)")

@@ -1,3 +1,4 @@
+import ArchivistBase
 import Foundation
 
 extension DocumentStore {
@@ -85,7 +86,7 @@ extension DocumentStore {
         // written with the number of their place, which the new file no longer gives them.
         var numbersStated = false
         let entries = state.entries
-        let old = try indexFile.forEachLine(end: end) { line, bytes, sequence, offset in
+        let old = try changeLog.forEachLine(end: end) { line, bytes, sequence, offset in
             do throws(StoreError) {
                 guard let change = try self.table(try entries.lastChange(DocumentID(line.id))), change.sequence == sequence else {
                     return true
@@ -102,7 +103,8 @@ extension DocumentStore {
                     guard !change.isRemoval else { return true }
                     entryLines += 1
                 }
-                IndexFile.appendKept(bytes, lineOffset: offset, sequence: sequence, numbersStated: &numbersStated, to: &pending)
+                ChangeLog.appendKept(
+                    bytes, lineOffset: offset, sequence: sequence, numbersStated: &numbersStated, to: &pending, schema: schema)
                 last = sequence
                 if pending.count >= 1 << 20 {
                     try fileSystem.append(pending, to: temporary)
@@ -147,13 +149,13 @@ extension DocumentStore {
         guard var manifest = state.manifest else {
             // The whole log read again (the entries pointed into the old file).
             try removeUnlistedSegmentFiles(keeping: nil)
-            state.index = IndexFile.Position()
+            state.index = ChangeLog.Position()
             _ = try loadIndex(&state)
             return dropped
         }
-        let size = try fileSystem.status(of: indexFile.path)?.size ?? 0
-        state.index = IndexFile.Position(
-            identity: try fileSystem.status(of: indexFile.path)?.identity, consumed: size, lines: entryLines + tombstoneLines,
+        let size = try fileSystem.status(of: changeLog.path)?.size ?? 0
+        state.index = ChangeLog.Position(
+            identity: try fileSystem.status(of: changeLog.path)?.identity, consumed: size, lines: entryLines + tombstoneLines,
             sequence: last)
         // The segments' entries and tombstones carry their numbers, which the file keeps; purged
         // removals are gone from the log, and so are their tombstones. The manifest covers the
@@ -266,7 +268,7 @@ extension DocumentStore {
         guard case .string(let id)? = document["_id"], DocumentStore.problem(withID: id) == nil else {
             return ScannedFile(file: relative, content: .missingID)
         }
-        guard FileNames.documentPath(for: id) == relative else { return ScannedFile(file: relative, content: .misplaced(id: id)) }
+        guard documentPath(for: id) == relative else { return ScannedFile(file: relative, content: .misplaced(id: id)) }
         let modified = known == nil ? Timestamp(milliseconds: 0) : try fileSystem.status(of: path(relative))?.modified ?? .now()
         let hash = FNV1a64.hash(bytes)
         let previous = try known.flatMap { (known) throws(StoreError) in try table(try known.entry(DocumentID(id))) }
@@ -322,7 +324,7 @@ extension DocumentStore {
         var floor = state.lastSequence
         if try fileSystem.status(of: indexPath) != nil {
             let end = try fileSystem.status(of: indexPath)?.size ?? 0
-            _ = try indexFile.forEachLine(end: end, invalid: { _, _ in true }) { _, _, sequence, _ in
+            _ = try changeLog.forEachLine(end: end, invalid: { _, _ in true }) { _, _, sequence, _ in
                 floor = max(floor, sequence)
                 return true
             }
@@ -333,7 +335,7 @@ extension DocumentStore {
         var count = 0
         do {
             try scanDocuments(projection: state.projection, known: state.entries) { (_, files) throws(StoreError) in
-                var batch = IndexFile.Batch(firstSequence: next)
+                var batch = ChangeLog.Batch(firstSequence: next)
                 for file in files {
                     guard case .document(let entry) = file.content else { continue }
                     batch.append(entry, fields: try fieldsBytes(of: entry), file: file.file)
@@ -369,7 +371,7 @@ extension DocumentStore {
     private func reloadAfterRebuild(_ state: inout State) throws(StoreError) {
         state.manifest = nil
         state.entries = EntryTable()
-        state.index = IndexFile.Position()
+        state.index = ChangeLog.Position()
         if options.usesSegments {
             try rebuildSegments(&state)
             // The tail the rebuild leaves (empty) and the log read to its end.
@@ -404,7 +406,7 @@ extension DocumentStore {
                     try quarantine(problem.file)
                 case .misplacedDocument:
                     guard let id = problem.id else { continue }
-                    let target = FileNames.documentPath(for: id)
+                    let target = documentPath(for: id)
                     if try fileSystem.status(of: path(target)) == nil {
                         try fileSystem.createFolder(path((target as NSString).deletingLastPathComponent))
                         try fileSystem.rename(path(problem.file), to: path(target))
@@ -426,7 +428,7 @@ extension DocumentStore {
                 if segmentsWanted { try self.rebuildSegments(&state) } else { try self.removeUnlistedSegmentFiles(keeping: nil) }
                 report.rebuiltIndex = true
             } else if !problems.isEmpty {
-                let indexExists = try fileSystem.status(of: indexFile.path) != nil
+                let indexExists = try fileSystem.status(of: changeLog.path) != nil
                 if problems.contains(where: { $0.kind == .unreadableIndex }) || !indexExists {
                     // Nothing to keep: every document is numbered again, and the feed starts after
                     // every old number.

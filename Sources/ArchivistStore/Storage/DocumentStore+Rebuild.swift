@@ -1,3 +1,5 @@
+import ArchivistBase
+
 /// A rebuild of the log from the documents that keeps every number the changes feed gave out
 /// (`repair` of a readable index, `index add` and `index drop`): `docs/FORMAT.md`, "Sequence
 /// numbers".
@@ -38,7 +40,7 @@ extension DocumentStore {
             // 1. The documents: each one keeps its line's number, or gets a new one.
             try scanDocuments(projection: state.projection, known: entries) { (_, files) throws(StoreError) in
                 var run: [(sequence: Int, bytes: [UInt8])] = []
-                var batch = IndexFile.Batch(firstSequence: next)
+                var batch = ChangeLog.Batch(firstSequence: next)
                 for file in files {
                     guard case .document(let entry) = file.content else { continue }
                     let key = DocumentID(entry.id)
@@ -47,7 +49,8 @@ extension DocumentStore {
                         var same = entry
                         same.storedAt = live.storedAt
                         same.updatedAt = live.updatedAt
-                        run.append((live.sequence, IndexFile.entryLine(same, sequence: live.sequence, fields: fields)))
+                        let line = ChangeLog.entryLine(same, sequence: live.sequence, fields: fields, file: documentPath(for: same.id))
+                        run.append((live.sequence, line))
                         continue
                     }
                     if try table(try entries.lastChange(key)) != nil { changed.insert(key) }
@@ -63,13 +66,13 @@ extension DocumentStore {
             var merge = try kept.merged()
             var pending: [UInt8] = []
             pending.reserveCapacity(1 << 20)
-            var removals = IndexFile.Batch(firstSequence: next)
+            var removals = ChangeLog.Batch(firstSequence: next)
             var failure: StoreError?
             var numbersStated = false
-            let walked = try indexFile.forEachLine(end: end) { line, bytes, sequence, offset in
+            let walked = try changeLog.forEachLine(end: end) { line, bytes, sequence, offset in
                 do throws(StoreError) {
                     if let first = merge.nextSequence, first < sequence {
-                        throw .io(path: indexFile.path, operation: "read", message: "no line numbered \(first) (the index changed)")
+                        throw .io(path: changeLog.path, operation: "read", message: "no line numbered \(first) (the index changed)")
                     }
                     let key = DocumentID(line.id)
                     guard let last = try table(try entries.lastChange(key)), last.sequence == sequence else { return true }
@@ -88,13 +91,14 @@ extension DocumentStore {
                             removals.appendRemoval(of: entry.id, at: .now(), fields: fields)
                             if removals.bytes.count >= 1 << 20 {
                                 try gone.append(removals.bytes)
-                                removals = IndexFile.Batch(firstSequence: removals.nextSequence)
+                                removals = ChangeLog.Batch(firstSequence: removals.nextSequence)
                             }
                         }
                     case .removal:
                         // A tombstone stays while its ID has no document.
                         guard last.isRemoval, !changed.contains(key) else { return true }
-                        IndexFile.appendKept(bytes, lineOffset: offset, sequence: sequence, numbersStated: &numbersStated, to: &pending)
+                        ChangeLog.appendKept(
+                            bytes, lineOffset: offset, sequence: sequence, numbersStated: &numbersStated, to: &pending, schema: schema)
                     }
                     if pending.count >= 1 << 20 {
                         try fileSystem.append(pending, to: output)
@@ -108,7 +112,7 @@ extension DocumentStore {
             }
             if let failure { throw failure }
             guard walked.consumed == end, merge.nextSequence == nil else {
-                throw .io(path: indexFile.path, operation: "read", message: "the index changed while it was rebuilt")
+                throw .io(path: changeLog.path, operation: "read", message: "the index changed while it was rebuilt")
             }
             try fileSystem.append(pending, to: output)
             // 3. The new and changed documents, then the removals, numbered after every old number.

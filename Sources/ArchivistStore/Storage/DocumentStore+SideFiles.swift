@@ -1,3 +1,5 @@
+import ArchivistBase
+
 /// Side files: small JSON files that live in the data folder beside the documents (saved searches,
 /// the API request counter). They are not documents and are not indexed; they are written whole,
 /// atomically and durably, under the writers' lock, so concurrent processes never lose an update.

@@ -1,3 +1,4 @@
+import ArchivistBase
 import Dispatch
 import Foundation
 
@@ -43,7 +44,7 @@ extension DocumentStore {
             }
         }
         batch.projection = encodingProjection.withLock { $0 }
-        batch.encoded = Self.encode(batch.operations, projection: batch.projection)
+        batch.encoded = Self.encode(batch.operations, projection: batch.projection, schema: schema)
         return batch
     }
 
@@ -127,7 +128,7 @@ extension DocumentStore {
         // Serializing and hashing is most of the CPU work of a batch: do it on all cores before
         // taking the lock.
         let projection = encodingProjection.withLock { $0 }
-        return try commit(operations, encoded: Self.encode(operations, projection: projection), projection: projection)
+        return try commit(operations, encoded: Self.encode(operations, projection: projection, schema: schema), projection: projection)
     }
 
     /// Commits operations encoded with `projection` (encoded again if the store's has changed).
@@ -145,7 +146,7 @@ extension DocumentStore {
             if state.projection != projection {
                 projection = state.projection
                 encodingProjection.withLock { $0 = state.projection }
-                encoded = Self.encode(operations, projection: projection)
+                encoded = Self.encode(operations, projection: projection, schema: schema)
             }
             let outcomes = try self.commitLocked(operations, encoded, &state)
             self.flushIfDue(&state)
@@ -161,8 +162,9 @@ extension DocumentStore {
         var file: String
     }
 
-    /// Encodes the puts of a batch (nil for removes), in parallel for large batches.
-    static func encode(_ operations: [Operation], projection: Projection) -> [Encoded?] {
+    /// Encodes the puts of a batch (nil for removes), in parallel for large batches; `schema` names
+    /// their files.
+    static func encode(_ operations: [Operation], projection: Projection, schema: StoreSchema) -> [Encoded?] {
         let slots = ParallelSlots<Encoded?>(count: operations.count, initial: nil)
         let workers = operations.count >= 64 ? ProcessInfo.processInfo.activeProcessorCount : 1
         DispatchQueue.concurrentPerform(iterations: workers) { worker in
@@ -174,7 +176,7 @@ extension DocumentStore {
                         index,
                         Encoded(
                             bytes: bytes, hash: FNV1a64.hash(bytes), fieldsJSON: projection.fieldsJSON(of: document),
-                            file: FileNames.documentPath(for: id)))
+                            file: FileNames.documentPath(for: id, in: schema)))
                 }
                 index += workers
             }
@@ -193,7 +195,7 @@ extension DocumentStore {
             /// The document's file, relative to the folder (nil: worked out from the ID).
             var file: String? = nil
             /// A removal's line, once written (its number, time and the removed fields).
-            var removal: IndexFile.Removal? = nil
+            var removal: ChangeLog.Removal? = nil
         }
 
         var pending: [DocumentID: Pending] = [:]
@@ -303,7 +305,7 @@ extension DocumentStore {
         let existing = try table(try batch.current(key, in: state.entries))
         if let existing, existing.hash == encoding.hash, existing.size == bytes.count {
             var stored = batch.pending[key]?.bytes
-            if stored == nil { stored = try documentFile(existing.file) }
+            if stored == nil { stored = try documentFile(documentPath(for: existing.id)) }
             if stored == bytes { return .unchanged }
         }
         // An update's time is after the first-stored time, so that a changes feed tells an update
@@ -335,10 +337,10 @@ extension DocumentStore {
         _ changes: [DocumentID], _ batch: inout StagedBatch, now: Timestamp,
         _ state: inout State
     ) throws(StoreError) {
-        var lines = IndexFile.Batch(firstSequence: state.lastSequence + 1)
+        var lines = ChangeLog.Batch(firstSequence: state.lastSequence + 1)
         for key in changes {
             let planned = batch.pending[key]!
-            let relative = planned.file ?? FileNames.documentPath(for: key.rawValue)
+            let relative = planned.file ?? documentPath(for: key.rawValue)
             if let entry = planned.entry {
                 let bucket = FileNames.bucket(ofDocumentPath: relative)
                 if !state.knownBuckets.contains(bucket) {
@@ -352,7 +354,7 @@ extension DocumentStore {
                 let removed = try table(try state.entries.entry(key))
                 try fileSystem.removeFile(path(relative))
                 let fields = try removed.map { (entry) throws(StoreError) in try fieldsBytes(of: entry) }
-                batch.pending[key]!.removal = IndexFile.Removal(
+                batch.pending[key]!.removal = ChangeLog.Removal(
                     id: key.rawValue, sequence: lines.nextSequence, removedAt: now, fields: fields.map { .inline($0) })
                 lines.appendRemoval(of: key.rawValue, at: now, fields: fields)
             }
@@ -365,28 +367,28 @@ extension DocumentStore {
 
     /// Appends complete lines to the index, records them as consumed, and returns where in the
     /// file each new entry's fields now are.
-    func appendToIndex(_ lines: IndexFile.Batch, _ state: inout State) throws(StoreError) -> [(DocumentID, FieldsReference)] {
-        try indexFile.append(lines, at: &state.index)
+    func appendToIndex(_ lines: ChangeLog.Batch, _ state: inout State) throws(StoreError) -> [(DocumentID, FieldsReference)] {
+        try changeLog.append(lines, at: &state.index)
     }
 
     /// Finishes what a crashed writer left (called with the lock held): cuts a torn last index
     /// line, rederives the entries of the journal's IDs from their files, and removes temporary files.
     func recoverLocked(_ state: inout State) throws(StoreError) {
         let temporaries = try fileSystem.entries(ofFolder: path(FileNames.temporary)) ?? []
-        let tornTail = try indexFile.cutTornTail(after: state.index)
+        let tornTail = try changeLog.cutTornTail(after: state.index)
         guard try journal.exists || !temporaries.isEmpty || tornTail else { return }
-        var lines = IndexFile.Batch(firstSequence: state.lastSequence + 1)
+        var lines = ChangeLog.Batch(firstSequence: state.lastSequence + 1)
         let now = Timestamp.now()
         var numbered: [(DocumentID, Int)] = []
-        var removals: [IndexFile.Removal] = []
+        var removals: [ChangeLog.Removal] = []
         let replayed = try journal.replay { (key: DocumentID) throws(StoreError) in
             if let line = try self.rederivedLine(for: key, &state) {
                 switch line {
                 case .entry(let derived):
                     numbered.append((key, lines.nextSequence))
-                    lines.append(derived, fields: try fieldsBytes(of: derived))
+                    lines.append(derived, fields: try fieldsBytes(of: derived), file: self.documentPath(for: derived.id))
                 case .removal(let removal):
-                    removals.append(IndexFile.Removal(id: removal.id, sequence: lines.nextSequence, removedAt: now))
+                    removals.append(ChangeLog.Removal(id: removal.id, sequence: lines.nextSequence, removedAt: now))
                     lines.appendRemoval(of: removal.id, at: now)
                 }
             }
@@ -406,7 +408,7 @@ extension DocumentStore {
     /// Rederives the entry of a journal's ID from its file and sets it in the state; returns the
     /// index line that records the change, or nil when the index already agrees (or the file is
     /// unreadable: left for check to report and repair to quarantine).
-    private func rederivedLine(for key: DocumentID, _ state: inout State) throws(StoreError) -> IndexFile.Line? {
+    private func rederivedLine(for key: DocumentID, _ state: inout State) throws(StoreError) -> ChangeLog.Line? {
         let id = key.rawValue
         let known = try table(try state.entries.entry(key))
         let derived: IndexEntry?
@@ -422,7 +424,7 @@ extension DocumentStore {
             return nil
         }
         try table(try state.entries.set(key, derived))
-        return derived.map { .entry($0) } ?? .removal(IndexFile.Removal(id: id))
+        return derived.map { .entry($0) } ?? .removal(ChangeLog.Removal(id: id))
     }
 
     enum Derivation {
@@ -435,7 +437,7 @@ extension DocumentStore {
     /// it cannot be parsed or names another ID (such a file is left in place for `check` to report
     /// and `repair` to quarantine).
     func derivedEntry(forID id: String, storedAt: Timestamp?, projection: Projection) throws(StoreError) -> Derivation {
-        let relative = FileNames.documentPath(for: id)
+        let relative = documentPath(for: id)
         let read: [UInt8]?
         do {
             read = try documentFile(relative)

@@ -1,3 +1,4 @@
+import ArchivistBase
 import Dispatch
 import Foundation
 import Synchronization
@@ -11,7 +12,8 @@ import Synchronization
 /// Writes are atomic and durable: a call that returns has synced its changes, and a crash at any
 /// moment leaves each document either its old or its new complete version. One process writes at a
 /// time (a lock file); any number read. Every call first picks up what other processes committed.
-public final class DocumentStore: Sendable {
+/// It is the `DataFolder` the NYT client fills.
+public final class DocumentStore: DataFolder, Sendable {
     /// How a store behaves.
     public struct Options: Sendable {
         /// How long a writer waits for another process's write lock, in seconds.
@@ -63,7 +65,7 @@ public final class DocumentStore: Sendable {
         var metadata: StoreMetadata
         var entries = EntryTable()
         /// How far the index file has been read.
-        var index = IndexFile.Position()
+        var index = ChangeLog.Position()
         var knownBuckets: Set<String> = []
         /// The manifest of the segments the entries start from (nil: none, the whole log read).
         var manifest: Manifest?
@@ -157,8 +159,11 @@ public final class DocumentStore: Sendable {
     /// The path of a file inside the folder.
     func path(_ relative: String) -> String { folder + "/" + relative }
 
-    /// The index file.
-    var indexFile: IndexFile { IndexFile(folder: folder, fileSystem: fileSystem) }
+    /// The file of the document `id`, relative to the folder (named by the schema's rule).
+    func documentPath(for id: String) -> String { FileNames.documentPath(for: id, in: schema) }
+
+    /// The change log (`index.jsonl`).
+    var changeLog: ChangeLog { ChangeLog(folder: folder, fileSystem: fileSystem) }
 
     /// The journal of the batch being written.
     var journal: Journal { Journal(folder: folder, fileSystem: fileSystem) }
@@ -264,24 +269,24 @@ public final class DocumentStore: Sendable {
     /// The stored bytes of a document (pretty JSON with a trailing newline), or nil when none.
     public func documentBytes(withID id: String) throws(StoreError) -> [UInt8]? {
         guard let entry = try entry(forID: id) else { return nil }
-        if let bytes = try documentFile(entry.file) { return bytes }
+        if let bytes = try documentFile(documentPath(for: entry.id)) { return bytes }
         // Another process may have removed the document between the two calls, or be removing
         // it now: a writer unlinks the file, then appends the removal to the log. Look again for
         // a moment (about 100 ms) before calling the index stale.
         for _ in 0..<50 {
             try refresh()
             guard let current = try self.entry(forID: id) else { return nil }
-            if let bytes = try documentFile(current.file) { return bytes }
+            if let bytes = try documentFile(documentPath(for: current.id)) { return bytes }
             usleep(2_000)
         }
-        throw .staleIndex(path: path(entry.file), id: id)
+        throw .staleIndex(path: path(documentPath(for: entry.id)), id: id)
     }
 
     /// The bytes of the file `entry` names, nil when it is gone: for a caller that already holds
     /// the entry (a listing), one read and no look-up. The file may have been replaced since the
     /// entry was read: compare its hash with `entry.hash` before trusting it.
     public func documentBytes(of entry: IndexEntry) throws(StoreError) -> [UInt8]? {
-        try documentFile(entry.file)
+        try documentFile(documentPath(for: entry.id))
     }
 
     /// The largest document file read: 256 MiB (the NYT's are a few KB, a whole Archive month is
@@ -331,7 +336,9 @@ public final class DocumentStore: Sendable {
             do throws(StoreError) {
                 guard let entry = entries[i] else { return .success(nil) }
                 // Gone since the look-up (another process removed it): as one read decides.
-                guard let bytes = try self.documentFile(entry.file) else { return .success(try self.compactDocument(withID: ids[i])) }
+                guard let bytes = try self.documentFile(self.documentPath(for: entry.id)) else {
+                    return .success(try self.compactDocument(withID: ids[i]))
+                }
                 return .success(try self.compactDocument(bytes, id: ids[i]))
             } catch {
                 return .failure(error)
@@ -351,7 +358,7 @@ public final class DocumentStore: Sendable {
         do {
             return try JSONParser.parse(bytes)
         } catch {
-            throw .invalidJSON(path: path(FileNames.documentPath(for: id)), error: error)
+            throw .invalidJSON(path: path(documentPath(for: id)), error: error)
         }
     }
 
@@ -438,7 +445,7 @@ public final class DocumentStore: Sendable {
     /// read is left for the whole-log load and the usual recovery.
     func rebuildSegmentsIfNeeded(_ state: inout State, lockHeld: Bool) throws(StoreError) {
         guard options.usesSegments, !state.refusesSegments,
-            let size = try fileSystem.status(of: indexFile.path)?.size, size >= Self.segmentRebuildBytes
+            let size = try fileSystem.status(of: changeLog.path)?.size, size >= Self.segmentRebuildBytes
         else { return }
         let found = try currentSegments(projection: state.projection)
         if case .success(let opened) = found {
@@ -468,7 +475,7 @@ public final class DocumentStore: Sendable {
 
     /// Whether the entries must be rebuilt from the documents: the index is unreadable, or missing
     /// while there are documents.
-    func needsRebuild(after load: IndexFile.Load) throws(StoreError) -> Bool {
+    func needsRebuild(after load: ChangeLog.Load) throws(StoreError) -> Bool {
         switch load {
         case .loaded: return false
         case .unreadable: return true
@@ -478,17 +485,17 @@ public final class DocumentStore: Sendable {
 
     /// Reads the whole index into `state`, replacing what it held.
     @discardableResult
-    func loadIndex(_ state: inout State) throws(StoreError) -> IndexFile.Load {
+    func loadIndex(_ state: inout State) throws(StoreError) -> ChangeLog.Load {
         if try loadFromSegments(&state) { return .loaded }
         state.manifest = nil
-        let expected = (try? fileSystem.status(of: indexFile.path))??.size ?? 0
-        var position = IndexFile.Position()
+        let expected = (try? fileSystem.status(of: changeLog.path))??.size ?? 0
+        var position = ChangeLog.Position()
         var entries = EntryTable()
         defer {
             state.index = position
             state.entries = entries
         }
-        return try indexFile.readAll(
+        return try changeLog.readAll(
             into: &position,
             reset: {
                 entries = EntryTable()
@@ -504,9 +511,9 @@ public final class DocumentStore: Sendable {
         swap(&entries, &state.entries)
         var position = state.index
         var damage: SegmentDamage?
-        let progress: IndexFile.Progress
+        let progress: ChangeLog.Progress
         do {
-            progress = try indexFile.follow(&position) { line in
+            progress = try changeLog.follow(&position) { line in
                 do throws(SegmentDamage) { try entries.apply(line) } catch { damage = error }
             }
         } catch {

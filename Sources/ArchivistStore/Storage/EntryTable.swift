@@ -1,3 +1,5 @@
+import ArchivistBase
+
 /// The live entries of a store: those of its segments (read in place from the mapped files) that
 /// neither a newer segment nor the log after them supersedes, and those of the log lines after
 /// the segments (the tail, in memory). Without segments every entry is in the tail, as read from
@@ -10,7 +12,7 @@ struct EntryTable {
     /// Changes of the log after the segments: an ID's entry, or nil when it was removed.
     private(set) var overlay: [DocumentID: IndexEntry?] = [:]
     /// The removal lines of the tail (an ID whose overlay value is nil), for its tombstones.
-    private(set) var removals: [DocumentID: IndexFile.Removal] = [:]
+    private(set) var removals: [DocumentID: ChangeLog.Removal] = [:]
     /// Per segment (by place in `segments`), the live documents the tail supersedes.
     private(set) var masked: [Set<Int>]
     /// The number of live entries.
@@ -125,7 +127,7 @@ struct EntryTable {
     }
 
     /// Applies a decoded index line: the last line for an ID wins.
-    mutating func apply(_ line: IndexFile.Line) throws(SegmentDamage) {
+    mutating func apply(_ line: ChangeLog.Line) throws(SegmentDamage) {
         switch line {
         case .entry(let entry):
             try set(DocumentID(entry.id), entry)
@@ -137,7 +139,7 @@ struct EntryTable {
     }
 
     /// Records the line of a removal the store itself committed (its number and time).
-    mutating func recordRemoval(_ removal: IndexFile.Removal) {
+    mutating func recordRemoval(_ removal: ChangeLog.Removal) {
         removals[DocumentID(removal.id)] = removal
     }
 
@@ -258,10 +260,10 @@ struct EntryTable {
     }
 
     /// The removals of the tail, sorted by ID bytes (the tombstones a flush writes).
-    func tailRemovals() -> [IndexFile.Removal] {
-        var result: [IndexFile.Removal] = []
+    func tailRemovals() -> [ChangeLog.Removal] {
+        var result: [ChangeLog.Removal] = []
         for (key, change) in overlay where change == nil {
-            result.append(removals[key] ?? IndexFile.Removal(id: key.rawValue))
+            result.append(removals[key] ?? ChangeLog.Removal(id: key.rawValue))
         }
         return result.sorted { UTF8Bytes.precedes($0.id, $1.id) }
     }

@@ -1,9 +1,11 @@
+import ArchivistBase
+
 /// Every name the store gives to things on disk, in one place (as LevelDB's `filename.h`); the
 /// format of each file is in `docs/FORMAT.md`.
 ///
 /// ```
 /// DIR/archivist.json          metadata: format version, projected fields
-/// DIR/index.jsonl             the index: one JSON line per change; the last line for an ID wins
+/// DIR/index.jsonl             the change log: one JSON line per change; the last line for an ID wins
 /// DIR/docs/<bb>/<name>.json   one document per file; <bb> is a bucket of 256, from a hash of the ID
 /// DIR/journal.jsonl           IDs of the batch being written (present only during a write)
 /// DIR/archivist.lock          the writers' lock file (holds the writer's pid)
@@ -18,7 +20,7 @@
 public enum FileNames {
     /// The metadata file.
     public static let metadata = "archivist.json"
-    /// The index file.
+    /// The change log (`ChangeLog`).
     public static let index = "index.jsonl"
     /// The snapshot of the index's query structures of formats 2 and 3 (replaced by `segments/`
     /// in format 4: read, on a read-only mount, until the folder is migrated).
@@ -54,9 +56,10 @@ public enum FileNames {
         return hexByte(UInt8(truncatingIfNeeded: hash))
     }
 
-    /// The document file of an ID, relative to the data folder: `docs/<bb>/<name>.json`.
-    public static func documentPath(for id: String) -> String {
-        "\(documents)/\(bucket(for: id))/\(stem(for: id))\(documentExtension)"
+    /// The document file of an ID in a folder of `schema`, relative to the data folder:
+    /// `docs/<bb>/<name>.json`.
+    public static func documentPath(for id: String, in schema: StoreSchema) -> String {
+        "\(documents)/\(bucket(for: id))/\(stem(for: id, in: schema))\(documentExtension)"
     }
 
     /// The bucket of a path made by `documentPath(for:)` (its `<bb>`), read from the path.
@@ -65,16 +68,18 @@ public enum FileNames {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// The file name (without extension) for an ID.
+    /// The file name (without extension) for an ID in a folder of `schema`.
     ///
-    /// NYT IDs stay readable: `nyt://article/<uuid>` becomes `article~<uuid>` and a 24-hex ID is
-    /// itself. Any other byte than `a-z 0-9 - _ .` (and `.` in first place, and every upper-case
-    /// letter, so IDs that differ only in case never share a file on any file system) is written
-    /// `%XX`. The mapping is reversed by `id(forStem:)`; names over `maximumStemLength` bytes are
-    /// cut and end in `+` and a hash, and then the ID is read from the document's `_id`.
-    public static func stem(for id: String) -> String {
+    /// IDs stay readable: one made of the schema's ID prefix, a type of lowercase letters, `/` and
+    /// the rest becomes `TYPE~REST` (with the NYT schema's `nyt://`, `nyt://article/<uuid>` becomes
+    /// `article~<uuid>`), and a 24-hex ID is itself. Any other byte than `a-z 0-9 - _ .` (and `.` in
+    /// first place, and every upper-case letter, so IDs that differ only in case never share a file
+    /// on any file system) is written `%XX`. The mapping is reversed by `id(forStem:in:)`; names
+    /// over `maximumStemLength` bytes are cut and end in `+` and a hash, and then the ID is read
+    /// from the document's `_id`.
+    public static func stem(for id: String, in schema: StoreSchema) -> String {
         var stem: String
-        if let (type, rest) = nytParts(of: id) {
+        if let (type, rest) = prefixedParts(of: id, prefix: schema.idPrefix) {
             stem = type + "~" + escape(rest, leadingDotAllowed: true)
         } else {
             stem = escape(id, leadingDotAllowed: false)
@@ -88,29 +93,31 @@ public enum FileNames {
         return stem
     }
 
-    /// The ID a file name stands for, or nil when the name is not one `stem(for:)` makes
-    /// reversibly (a shortened name, or a file the store does not own).
-    public static func id(forStem stem: String) -> String? {
+    /// The ID a file name stands for in a folder of `schema`, or nil when the name is not one
+    /// `stem(for:in:)` makes reversibly (a shortened name, or a file the store does not own).
+    public static func id(forStem stem: String, in schema: StoreSchema) -> String? {
         if stem.isEmpty || stem.contains("+") { return nil }
         if let tilde = stem.firstIndex(of: "~") {
             let type = String(stem[..<tilde])
-            guard !type.isEmpty, type.utf8.allSatisfy({ $0 >= 97 && $0 <= 122 }),
+            guard !schema.idPrefix.isEmpty, !type.isEmpty, type.utf8.allSatisfy({ $0 >= 97 && $0 <= 122 }),
                 let rest = unescape(String(stem[stem.index(after: tilde)...])), !rest.isEmpty
             else { return nil }
-            let id = "nyt://\(type)/\(rest)"
-            return self.stem(for: id) == stem ? id : nil
+            let id = "\(schema.idPrefix)\(type)/\(rest)"
+            return self.stem(for: id, in: schema) == stem ? id : nil
         }
         guard stem.utf8.first != UInt8(ascii: "."), let id = unescape(stem) else { return nil }
         // Only accept the canonical spelling, so each ID has exactly one file.
-        return self.stem(for: id) == stem ? id : nil
+        return self.stem(for: id, in: schema) == stem ? id : nil
     }
 
-    static func nytParts(of id: String) -> (String, String)? {
-        guard id.hasPrefix("nyt://") else { return nil }
-        let afterScheme = id.utf8.dropFirst(6)
-        guard let slash = afterScheme.firstIndex(of: UInt8(ascii: "/")) else { return nil }
-        let type = afterScheme[afterScheme.startIndex..<slash]
-        let rest = afterScheme[afterScheme.index(after: slash)...]
+    /// The type and the rest of an ID made of `prefix`, a type of lowercase letters, `/` and a
+    /// rest; nil for any other ID, and for every ID when `prefix` is empty.
+    static func prefixedParts(of id: String, prefix: String) -> (String, String)? {
+        guard !prefix.isEmpty, id.utf8.starts(with: prefix.utf8) else { return nil }
+        let afterPrefix = id.utf8.dropFirst(prefix.utf8.count)
+        guard let slash = afterPrefix.firstIndex(of: UInt8(ascii: "/")) else { return nil }
+        let type = afterPrefix[afterPrefix.startIndex..<slash]
+        let rest = afterPrefix[afterPrefix.index(after: slash)...]
         guard !type.isEmpty, type.allSatisfy({ $0 >= 97 && $0 <= 122 }), !rest.isEmpty else { return nil }
         return (String(decoding: type, as: UTF8.self), String(decoding: rest, as: UTF8.self))
     }

@@ -1,3 +1,5 @@
+import ArchivistBase
+
 /// What the index knows of one live document.
 public struct IndexEntry: Sendable, Equatable {
     /// The document's ID.
@@ -38,7 +40,4 @@ public struct IndexEntry: Sendable, Equatable {
     func hasSameContent(as other: IndexEntry) -> Bool {
         id == other.id && hash == other.hash && size == other.size
     }
-
-    /// The document file, relative to the data folder.
-    public var file: String { FileNames.documentPath(for: id) }
 }

@@ -1,3 +1,5 @@
+import ArchivistBase
+
 /// The owner of `journal.jsonl`, the write-ahead list of the IDs a batch touches
 /// (`docs/FORMAT.md`, "journal.jsonl"): one `{"id":".."}` line per ID.
 ///

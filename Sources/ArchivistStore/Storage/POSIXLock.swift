@@ -1,3 +1,4 @@
+import ArchivistBase
 import Synchronization
 
 #if canImport(Glibc)

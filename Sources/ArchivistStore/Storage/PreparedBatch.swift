@@ -1,3 +1,5 @@
+import ArchivistBase
+
 /// Documents checked and encoded for one durable batch (``DocumentStore/prepareUpsert(_:)``),
 /// not yet stored: their results so far (the rejected ones final), the puts and their file bytes.
 public struct PreparedBatch: Sendable {

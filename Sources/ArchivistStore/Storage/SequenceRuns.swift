@@ -1,3 +1,5 @@
+import ArchivistBase
+
 /// Index lines held aside by a rebuild of the log, with their sequence numbers, in runs (one per
 /// bucket of documents), each sorted by number, in a temporary file; read back merged in number
 /// order (a k-way merge over a heap of the runs). Writing holds one run; reading, a window of

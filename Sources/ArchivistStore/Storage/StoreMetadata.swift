@@ -1,3 +1,5 @@
+import ArchivistBase
+
 /// The contents of `archivist.json`: the format version and the projected fields (its grammar:
 /// `docs/FORMAT.md`, "archivist.json").
 public struct StoreMetadata: Sendable, Equatable {

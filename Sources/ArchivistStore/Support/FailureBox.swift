@@ -1,3 +1,4 @@
+import ArchivistBase
 import Synchronization
 
 /// The first error several threads ran into.

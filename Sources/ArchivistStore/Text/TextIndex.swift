@@ -1,3 +1,4 @@
+import ArchivistBase
 import Foundation
 
 /// An inverted index: each folded word with the documents holding it and a weight per document

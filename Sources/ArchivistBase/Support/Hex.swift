@@ -2,7 +2,7 @@
 /// escapes in file names, bucket names).
 public enum Hex {
     /// The value of one hex digit (either case), or nil.
-    @inline(__always)
+    @inlinable @inline(__always)
     public static func digit(_ byte: UInt8) -> UInt8? {
         switch byte {
         case 48...57: return byte - 48
@@ -13,6 +13,7 @@ public enum Hex {
     }
 
     /// The value of 1 to 16 hex digits (either case); nil for anything else.
+    @inlinable
     public static func value<Bytes: Collection>(_ bytes: Bytes) -> UInt64? where Bytes.Element == UInt8 {
         guard !bytes.isEmpty, bytes.count <= 16 else { return nil }
         var value: UInt64 = 0

@@ -57,7 +57,7 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
     }
 
     /// Parses the same form from bytes (the index loader calls this on each line).
-    init?(bytes: UnsafeBufferPointer<UInt8>) {
+    package init?(bytes: UnsafeBufferPointer<UInt8>) {
         guard bytes.count >= 20, bytes.last == UInt8(ascii: "Z") else { return nil }
         func number(_ range: Range<Int>) -> Int64? {
             var value: Int64 = 0

@@ -70,7 +70,7 @@ public enum StoreError: Error, LocalizedError, Sendable, Equatable {
     }
 
     /// An ID quoted for messages, clipped so a huge ID does not flood the terminal.
-    static func quote(_ id: String) -> String {
+    package static func quote(_ id: String) -> String {
         let clipped = id.count > 80 ? String(id.prefix(77)) + "..." : id
         return "'" + clipped + "'"
     }

@@ -61,7 +61,7 @@ public enum ValueOrder {
 
     /// The value an array stands for in a sort (an empty array stays itself: it sorts before
     /// null and missing, as in MongoDB).
-    static func sortKey(_ value: JSONValue?, descending: Bool) -> JSONValue? {
+    package static func sortKey(_ value: JSONValue?, descending: Bool) -> JSONValue? {
         guard case .array(let elements)? = value else { return value }
         if elements.isEmpty { return value }
         var best = elements[0]
@@ -74,7 +74,7 @@ public enum ValueOrder {
 
     /// The sort key of the values found at a path (as `JSONValue.values(atPath:)` gives them):
     /// the one value found, or the array of them all.
-    static func sortKey(found values: [JSONValue], descending: Bool) -> JSONValue? {
+    package static func sortKey(found values: [JSONValue], descending: Bool) -> JSONValue? {
         sortKey(values.count == 1 ? values[0] : (values.isEmpty ? nil : .array(values)), descending: descending)
     }
 
@@ -94,6 +94,7 @@ public enum ValueOrder {
     /// canonically equivalent spellings equal and order by their normalized form).
     /// Compared with memcmp over the strings' contiguous UTF-8 (sorting a million distinct
     /// values compares strings some twenty million times).
+    @inlinable
     public static func compareBytes(_ a: String, _ b: String) -> Int {
         var a = a
         var b = b
@@ -101,6 +102,7 @@ public enum ValueOrder {
     }
 
     /// How two byte strings compare (-1, 0, 1): memcmp, then the shorter first.
+    @inlinable @inline(__always)
     public static func compareBytes(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
         let common = min(a.count, b.count)
         if common > 0, let x = a.baseAddress, let y = b.baseAddress {

@@ -1,3 +1,4 @@
+import ArchivistBase
 import Dispatch
 
 #if canImport(Glibc)
@@ -6,15 +7,18 @@ import Dispatch
 import Darwin
 #endif
 
-/// The owner of `index.jsonl`, the store's append-only record of every change: the grammar of its
-/// lines (`docs/FORMAT.md`, "index.jsonl"), decoding them on all cores, reading the file while
-/// other processes append to it, appending a batch, and rewriting the whole file.
+/// The change log: the owner of `index.jsonl`, the store's append-only record of every change
+/// (the file keeps its name): the grammar of its lines (`docs/FORMAT.md`, "index.jsonl"), decoding
+/// them on all cores, reading the file while other processes append to it, appending a batch, and
+/// rewriting the whole file.
 ///
-/// A line is an entry (`{"id":..,"file":..,"hash":..,"size":..,"stored_at":..,"updated_at":..,
-/// "fields":{..}}`) or a removal (`{"id":..,"removed_at":..}`); the last line for an ID wins. A
-/// final line without its newline is a write in progress, or one a crash cut: readers leave it,
-/// and the next writer cuts it before appending.
-struct IndexFile {
+/// A line is an entry (`{"id":..,"seq":..,"file":..,"hash":..,"size":..,"stored_at":..,
+/// "updated_at":..,"fields":{..}}`) or a removal (`{"id":..,"seq":..,"removed_at":..,"fields":{..}}`,
+/// its fields when known); `seq` is the change's sequence number (lines written before format 3
+/// have none: they are numbered by their place). The last line for an ID wins. A final line
+/// without its newline is a write in progress, or one a crash cut: readers leave it, and the next
+/// writer cuts it before appending.
+struct ChangeLog {
     /// One decoded line: an entry, or the removal of an ID.
     enum Line: Sendable {
         /// The document's entry as of this line.
@@ -69,7 +73,7 @@ struct IndexFile {
     enum Load: Error, Equatable {
         /// Every complete line was read.
         case loaded
-        /// There is no index file.
+        /// There is no `index.jsonl`.
         case missing
         /// A line is not an index line.
         case unreadable(line: Int, reason: String)
@@ -96,7 +100,7 @@ struct IndexFile {
     /// The file's path.
     let path: String
 
-    /// The index file of a data folder.
+    /// The change log of a data folder.
     init(folder: String, fileSystem: any FileSystem) {
         self.fileSystem = fileSystem
         self.path = folder + "/" + FileNames.index
@@ -105,14 +109,15 @@ struct IndexFile {
 
 // MARK: Encoding
 
-extension IndexFile {
-    /// An entry's line (without its newline). The ID comes first, for people; the projected fields
-    /// come last, so opening the index can take their span without reading them.
-    static func entryLine(_ entry: IndexEntry, sequence: Int, fields fieldsJSON: [UInt8]) -> [UInt8] {
+extension ChangeLog {
+    /// An entry's line (without its newline), `file` its document's path. The ID comes first, for
+    /// people; the projected fields come last, so opening the index can take their span without
+    /// reading them.
+    static func entryLine(_ entry: IndexEntry, sequence: Int, fields fieldsJSON: [UInt8], file: String) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(fieldsJSON.count + entry.id.utf8.count * 2 + 160)
         appendEntryLine(
-            entry, sequence: sequence, fields: fieldsJSON, file: entry.file, storedAt: Array(entry.storedAt.description.utf8),
+            entry, sequence: sequence, fields: fieldsJSON, file: file, storedAt: Array(entry.storedAt.description.utf8),
             updatedAt: Array(entry.updatedAt.description.utf8), to: &out)
         return out
     }
@@ -183,12 +188,12 @@ extension IndexFile {
         /// The sequence number of the batch's last line (the one before the first when empty).
         var lastSequence: Int { nextSequence - 1 }
 
-        /// Adds an entry's line; `file` is its document's path when the caller has it.
-        mutating func append(_ entry: IndexEntry, fields: [UInt8], file: String? = nil, sequence: Int? = nil) {
+        /// Adds an entry's line; `file` is its document's path.
+        mutating func append(_ entry: IndexEntry, fields: [UInt8], file: String, sequence: Int? = nil) {
             let sequence = sequence ?? nextSequence
             nextSequence = sequence + 1
-            IndexFile.appendEntryLine(
-                entry, sequence: sequence, fields: fields, file: file ?? entry.file, storedAt: text(of: entry.storedAt),
+            ChangeLog.appendEntryLine(
+                entry, sequence: sequence, fields: fields, file: file, storedAt: text(of: entry.storedAt),
                 updatedAt: text(of: entry.updatedAt), to: &bytes)
             // The fields object is last, just before the closing brace.
             fieldSpans.append((DocumentID(entry.id), bytes.count - 1 - fields.count, fields.count))
@@ -207,7 +212,7 @@ extension IndexFile {
 
         /// Adds a removal line, with the removed document's projected fields when known.
         mutating func appendRemoval(of id: String, at time: Timestamp, fields: [UInt8]? = nil) {
-            bytes.append(contentsOf: IndexFile.removalLine(id: id, sequence: nextSequence, at: time, fields: fields))
+            bytes.append(contentsOf: ChangeLog.removalLine(id: id, sequence: nextSequence, at: time, fields: fields))
             nextSequence += 1
             bytes.append(0x0A)
             count += 1
@@ -217,7 +222,7 @@ extension IndexFile {
 
 // MARK: Decoding
 
-extension IndexFile {
+extension ChangeLog {
     static let knownKeys: [(name: String, bytes: [UInt8])] = [
         "id", "file", "hash", "size", "stored_at", "updated_at", "fields", "removed_at", "seq",
     ]
@@ -466,7 +471,7 @@ extension IndexFile {
 
 // MARK: Reading, appending, rewriting
 
-extension IndexFile {
+extension ChangeLog {
     /// The highest sequence number a line may hold: 2^53, the largest integer every JSON reader
     /// (`jq` included) keeps exactly.
     static let maximumSequence = 1 << 53
@@ -645,12 +650,13 @@ extension IndexFile {
     /// at `lineOffset`.
     /// Appends a line a rewrite keeps, and its newline, to `pending`: as it is, or numbered
     /// (`numberedLine`) while the lines have no `seq` (those of before format 3 come first;
-    /// `numbersStated` turns true at the first that has one).
+    /// `numbersStated` turns true at the first that has one). `schema` names the documents' files.
     static func appendKept(
-        _ bytes: UnsafeBufferPointer<UInt8>, lineOffset: Int, sequence: Int, numbersStated: inout Bool, to pending: inout [UInt8]
+        _ bytes: UnsafeBufferPointer<UInt8>, lineOffset: Int, sequence: Int, numbersStated: inout Bool, to pending: inout [UInt8],
+        schema: StoreSchema
     ) {
         if !numbersStated, let stated = try? decodeFull(bytes, lineOffset: lineOffset), stated.sequence == nil {
-            pending.append(contentsOf: numberedLine(stated, bytes: bytes, lineOffset: lineOffset, sequence: sequence))
+            pending.append(contentsOf: numberedLine(stated, bytes: bytes, lineOffset: lineOffset, sequence: sequence, schema: schema))
         } else {
             numbersStated = true
             pending.append(contentsOf: bytes)
@@ -658,7 +664,9 @@ extension IndexFile {
         pending.append(0x0A)
     }
 
-    static func numberedLine(_ decoded: FullLine, bytes: UnsafeBufferPointer<UInt8>, lineOffset: Int, sequence: Int) -> [UInt8] {
+    static func numberedLine(
+        _ decoded: FullLine, bytes: UnsafeBufferPointer<UInt8>, lineOffset: Int, sequence: Int, schema: StoreSchema
+    ) -> [UInt8] {
         func fields(_ reference: FieldsReference?) -> [UInt8]? {
             guard case .indexFile(let offset, let length)? = reference else { return nil }
             let start = offset - lineOffset
@@ -667,7 +675,9 @@ extension IndexFile {
         }
         switch decoded.line {
         case .entry(let entry):
-            return entryLine(entry, sequence: sequence, fields: fields(entry.fields) ?? Array("{}".utf8))
+            return entryLine(
+                entry, sequence: sequence, fields: fields(entry.fields) ?? Array("{}".utf8),
+                file: FileNames.documentPath(for: entry.id, in: schema))
         case .removal(let removal):
             return removalLine(
                 id: removal.id, sequence: sequence, at: decoded.removedAt ?? Timestamp(milliseconds: 0),

@@ -5,6 +5,12 @@ public struct JSONSyntaxError: Error, Sendable, Equatable, CustomStringConvertib
     /// What was wrong, in a few lowercase words.
     public var reason: String
 
+    /// An error at byte `offset`.
+    package init(offset: Int, reason: String) {
+        self.offset = offset
+        self.reason = reason
+    }
+
     /// A message such as `invalid JSON at byte 17: expected ':'`.
     public var description: String { "invalid JSON at byte \(offset): \(reason)" }
 }

@@ -3,10 +3,12 @@
 /// Not cryptographic; a matching hash and size are confirmed by comparing bytes before a
 /// document is called unchanged.
 public enum FNV1a64 {
-    static let offsetBasis: UInt64 = 0xcbf2_9ce4_8422_2325
-    static let prime: UInt64 = 0x0000_0100_0000_01b3
+    @usableFromInline static let offsetBasis: UInt64 = 0xcbf2_9ce4_8422_2325
+    @usableFromInline static let prime: UInt64 = 0x0000_0100_0000_01b3
 
-    /// The hash of `bytes`.
+    /// The hash of `bytes` (inlinable, so that the engine's calls are specialized for their
+    /// sequences).
+    @inlinable
     public static func hash<Bytes: Sequence>(_ bytes: Bytes) -> UInt64 where Bytes.Element == UInt8 {
         var hash = offsetBasis
         for byte in bytes {

@@ -1,3 +1,4 @@
+import ArchivistBase
 import ArchivistTestSupport
 import Foundation
 import Testing
@@ -5,14 +6,14 @@ import Testing
 @testable import ArchivistStore
 
 /// The grammar of `index.jsonl` and `journal.jsonl` lines (docs/FORMAT.md), decoded alone.
-@Suite("index and journal lines")
-struct IndexFileTests {
+@Suite("change log and journal lines")
+struct ChangeLogTests {
     static let stamp = "2026-11-29T19:25:56.123Z"
 
-    static func decode(_ text: String, offset: Int = 0) throws -> IndexFile.Line? {
+    static func decode(_ text: String, offset: Int = 0) throws -> ChangeLog.Line? {
         var bytes = Array(text.utf8)
         return try bytes.withUnsafeMutableBufferPointer { buffer throws(JSONSyntaxError) in
-            try IndexFile.decode(UnsafeBufferPointer(buffer), lineOffset: offset)
+            try ChangeLog.decode(UnsafeBufferPointer(buffer), lineOffset: offset)
         }
     }
 
@@ -36,11 +37,11 @@ struct IndexFileTests {
         let original = IndexEntry(
             id: "nyt://article/ü \"q\"", hash: 42, size: 7, storedAt: Timestamp(milliseconds: 1),
             updatedAt: Timestamp(milliseconds: 2), fields: .inline(Array(#"{"a":[1,{"b":"}"}]}"#.utf8)))
-        var batch = IndexFile.Batch(firstSequence: 1)
-        batch.append(original, fields: Array(#"{"a":[1,{"b":"}"}]}"#.utf8))
+        var batch = ChangeLog.Batch(firstSequence: 1)
+        batch.append(original, fields: Array(#"{"a":[1,{"b":"}"}]}"#.utf8), file: FileNames.documentPath(for: original.id, in: .nyt))
         batch.appendRemoval(of: "gone", at: Timestamp(milliseconds: 3))
         #expect(batch.count == 2 && batch.bytes.last == 0x0A)
-        let chunk = try IndexFile.decodeLines(batch.bytes, baseOffset: 0, firstLine: 1).get()
+        let chunk = try ChangeLog.decodeLines(batch.bytes, baseOffset: 0, firstLine: 1).get()
         #expect(chunk.consumed == batch.bytes.count && chunk.lines.count == 2)
         guard case .entry(let decoded) = chunk.lines[0], case .removal(let removed) = chunk.lines[1] else {
             Issue.record("unexpected lines \(chunk.lines)")
@@ -131,7 +132,7 @@ struct IndexFileTests {
     @Test("a chunk's final line without its newline is left for later, and blank lines are skipped")
     func tornLastLineIsLeft() throws {
         let text = Self.entry + "\n\n   \n" + #"{"id":"gone","removed_at":"x"}"# + "\n" + #"{"id":"b","hash":"1""#
-        let chunk = try IndexFile.decodeLines(Array(text.utf8), baseOffset: 0, firstLine: 1).get()
+        let chunk = try ChangeLog.decodeLines(Array(text.utf8), baseOffset: 0, firstLine: 1).get()
         #expect(chunk.lines.count == 2)
         #expect(chunk.consumed == text.utf8.count - #"{"id":"b","hash":"1""#.utf8.count)
     }
@@ -139,14 +140,14 @@ struct IndexFileTests {
     @Test("a garbage line makes the chunk unreadable at its line number, counting blank lines")
     func garbageLineNamesItsLine() {
         let text = Self.entry + "\n\n" + "not json\n" + Self.entry + "\n"
-        guard case .failure(.unreadable(let line, let reason)) = IndexFile.decodeLines(Array(text.utf8), baseOffset: 0, firstLine: 10)
+        guard case .failure(.unreadable(let line, let reason)) = ChangeLog.decodeLines(Array(text.utf8), baseOffset: 0, firstLine: 10)
         else {
             Issue.record("the garbage line was accepted")
             return
         }
         #expect(line == 12)
         #expect(reason.contains("byte"))
-        guard case .failure(.unreadable(let other, let why)) = IndexFile.decodeLines(Array("{}\n".utf8), baseOffset: 0, firstLine: 1) else {
+        guard case .failure(.unreadable(let other, let why)) = ChangeLog.decodeLines(Array("{}\n".utf8), baseOffset: 0, firstLine: 1) else {
             Issue.record("an empty object was accepted")
             return
         }
@@ -155,14 +156,15 @@ struct IndexFileTests {
 
     @Test("many lines decode on several threads in order")
     func manyLinesInOrder() throws {
-        var batch = IndexFile.Batch(firstSequence: 1)
+        var batch = ChangeLog.Batch(firstSequence: 1)
         for n in 0..<10_000 {
             batch.append(
                 IndexEntry(
                     id: "id\(n)", hash: UInt64(n), size: n, storedAt: Timestamp(milliseconds: 0),
-                    updatedAt: Timestamp(milliseconds: 0), fields: .inline([])), fields: Array(#"{"n":\#(n)}"#.utf8))
+                    updatedAt: Timestamp(milliseconds: 0), fields: .inline([])), fields: Array(#"{"n":\#(n)}"#.utf8),
+                file: FileNames.documentPath(for: "id\(n)", in: .nyt))
         }
-        let chunk = try IndexFile.decodeLines(batch.bytes, baseOffset: 0, firstLine: 1).get()
+        let chunk = try ChangeLog.decodeLines(batch.bytes, baseOffset: 0, firstLine: 1).get()
         let ids = chunk.lines.map { line -> String in
             if case .entry(let entry) = line { return entry.id }
             return "?"

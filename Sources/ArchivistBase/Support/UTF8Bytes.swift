@@ -6,18 +6,19 @@ import Foundation
 /// `String.UTF8View` step a byte at a time.
 public enum UTF8Bytes {
     /// Whether `a` and `b` hold the same bytes.
-    @inline(__always)
+    @inlinable @inline(__always)
     public static func equal(_ a: String, _ b: String) -> Bool {
         a.utf8.count == b.utf8.count && compare(a, b) == 0
     }
 
     /// Whether `a`'s bytes sort before `b`'s (byte order, a prefix first).
-    @inline(__always)
+    @inlinable @inline(__always)
     public static func precedes(_ a: String, _ b: String) -> Bool {
         compare(a, b) < 0
     }
 
     /// Negative, zero or positive as `a`'s bytes sort before, equal to or after `b`'s.
+    @inlinable
     public static func compare(_ a: String, _ b: String) -> Int {
         let result = a.utf8.withContiguousStorageIfAvailable { first in
             b.utf8.withContiguousStorageIfAvailable { second in compare(first, second) }
@@ -28,7 +29,7 @@ public enum UTF8Bytes {
     }
 
     /// Negative, zero or positive as `a` sorts before, equal to or after `b` (byte order).
-    @inline(__always)
+    @inlinable @inline(__always)
     public static func compare(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Int {
         let common = min(a.count, b.count)
         if common > 0, let x = a.baseAddress, let y = b.baseAddress {
@@ -79,7 +80,7 @@ public enum UTF8Bytes {
     }
 
     /// The string of well-formed UTF-8 `bytes`, or nil when they are not.
-    @inline(__always)
+    @inlinable @inline(__always)
     public static func string(validating bytes: UnsafeBufferPointer<UInt8>) -> String? {
         isValid(bytes) ? String(decoding: bytes, as: UTF8.self) : nil
     }

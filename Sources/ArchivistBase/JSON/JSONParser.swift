@@ -33,20 +33,29 @@ public enum JSONParser {
         return try result.get()
     }
 
-    struct Reader {
-        let bytes: UnsafeBufferPointer<UInt8>
-        var index = 0
+    /// A reader of one JSON text, a value at a time; the engine's readers of index lines and
+    /// projected fields drive it member by member.
+    package struct Reader {
+        /// The text.
+        package let bytes: UnsafeBufferPointer<UInt8>
+        /// The offset of the next byte to read.
+        package var index = 0
         var depth = 0
 
-        init(_ bytes: UnsafeBufferPointer<UInt8>) {
+        /// A reader at the start of `bytes`.
+        package init(_ bytes: UnsafeBufferPointer<UInt8>) {
             self.bytes = bytes
         }
 
-        func fail(_ reason: String, at offset: Int? = nil) -> JSONSyntaxError {
+        /// The error `reason` at `offset` (the current byte when nil).
+        @inlinable
+        package func fail(_ reason: String, at offset: Int? = nil) -> JSONSyntaxError {
             JSONSyntaxError(offset: offset ?? index, reason: reason)
         }
 
-        mutating func skipWhitespace() {
+        /// Moves past JSON white space.
+        @inlinable
+        package mutating func skipWhitespace() {
             while index < bytes.count {
                 switch bytes[index] {
                 case 0x20, 0x0A, 0x0D, 0x09: index += 1
@@ -55,7 +64,8 @@ public enum JSONParser {
             }
         }
 
-        mutating func parseDocument() throws(JSONSyntaxError) -> JSONValue {
+        /// The whole text as one value (a leading byte order mark and white space around it allowed).
+        package mutating func parseDocument() throws(JSONSyntaxError) -> JSONValue {
             // A UTF-8 byte order mark is tolerated at the very start.
             if bytes.count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { index = 3 }
             skipWhitespace()
@@ -66,7 +76,8 @@ public enum JSONParser {
             return value
         }
 
-        mutating func parseValue() throws(JSONSyntaxError) -> JSONValue {
+        /// The value at the current byte.
+        package mutating func parseValue() throws(JSONSyntaxError) -> JSONValue {
             guard index < bytes.count else { throw fail("unexpected end of input") }
             switch bytes[index] {
             case UInt8(ascii: "{"): return try parseObject()
@@ -186,7 +197,8 @@ public enum JSONParser {
             byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
         }
 
-        mutating func parseString() throws(JSONSyntaxError) -> String {
+        /// The string at the current byte (its quote), decoded.
+        package mutating func parseString() throws(JSONSyntaxError) -> String {
             let quote = index
             index += 1
             let start = index
@@ -276,7 +288,7 @@ public enum JSONParser {
         }
 
         /// Checks the syntax of one value and moves past it without building it.
-        mutating func skipValue() throws(JSONSyntaxError) {
+        package mutating func skipValue() throws(JSONSyntaxError) {
             guard index < bytes.count else { throw fail("unexpected end of input") }
             switch bytes[index] {
             case UInt8(ascii: "{"), UInt8(ascii: "["):
@@ -321,7 +333,7 @@ public enum JSONParser {
         /// Reads an object member's key and the ':' after it, stopping at the value, and returns
         /// where the key's raw bytes are (escapes not decoded). For readers that pick members out
         /// of an object without building it (index lines, projected fields).
-        mutating func memberKey() throws(JSONSyntaxError) -> Range<Int> {
+        package mutating func memberKey() throws(JSONSyntaxError) -> Range<Int> {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw fail("expected a string key") }
             let start = index + 1
@@ -335,8 +347,8 @@ public enum JSONParser {
         }
 
         /// Moves past the ',' or '}' after an object member's value; true when another member follows.
-        @inline(__always)
-        mutating func memberSeparator() throws(JSONSyntaxError) -> Bool {
+        @inlinable @inline(__always)
+        package mutating func memberSeparator() throws(JSONSyntaxError) -> Bool {
             skipWhitespace()
             guard index < bytes.count else { throw fail("unexpected end of input") }
             if bytes[index] == UInt8(ascii: ",") {
@@ -353,7 +365,7 @@ public enum JSONParser {
         /// Moves past a string, checking escapes and control characters.
         /// Skips a string, refusing what parsing it refuses (control characters, bad escapes and
         /// surrogates, invalid UTF-8), so that skipping and parsing agree on every input.
-        mutating func skipString() throws(JSONSyntaxError) {
+        package mutating func skipString() throws(JSONSyntaxError) {
             let quote = index
             try skipStringStructure()
             try checkUTF8(from: quote + 1, to: index - 1, quote: quote)

@@ -31,19 +31,3 @@ public indirect enum Condition: Sendable, Equatable {
     /// The infix `~`: a string containing the text, ignoring case and accents.
     case contains(String)
 }
-
-extension Condition {
-    /// The condition of a comparison operator of the infix language (`=`, `!=` or `<>`, `<`, `<=`,
-    /// `>`, `>=`) with its value; nil for any other operator.
-    static func comparison(_ op: String, _ value: JSONValue) -> Condition? {
-        switch op {
-        case "=": return .eq(value)
-        case "!=", "<>": return .ne(value)
-        case "<": return .lt(value)
-        case "<=": return .lte(value)
-        case ">": return .gt(value)
-        case ">=": return .gte(value)
-        default: return nil
-        }
-    }
-}

@@ -1,6 +1,7 @@
 /// What a store is told of its documents when it is opened: the fields a new folder projects into
 /// its index, which of them hold long text, the fields full-text search reads with their weights,
-/// and the side files that live beside the documents. The store itself knows nothing of any
+/// the side files that live beside the documents, and the prefix most IDs share, which their file
+/// names leave out. The store itself knows nothing of any
 /// particular kind of document; the NYT schema is defined by the NYT client.
 public struct StoreSchema: Sendable, Equatable {
     /// The projection a new folder starts with (a folder keeps its own in `archivist.json`).
@@ -14,18 +15,26 @@ public struct StoreSchema: Sendable, Equatable {
     /// documents, not indexed, not derived). `check` reports one that is not valid JSON, and
     /// `repair` leaves it alone.
     public var sideFiles: [String]
+    /// The start of the IDs whose file names are kept short and readable: an ID made of this
+    /// prefix, a type of lowercase ASCII letters, `/` and the rest is written in `docs/` as
+    /// `TYPE~REST` (the NYT schema's `nyt://` makes `nyt://article/<uuid>` the file
+    /// `article~<uuid>.json`); every other ID, and every ID when it is empty, is escaped whole
+    /// (`docs/FORMAT.md`). Part of a folder's layout: a folder is opened with the prefix it was
+    /// written with.
+    public var idPrefix: String
 
     /// A schema.
     public init(
         projection: Projection, longPaths: Set<String> = [], textSearch: TextSearch = TextSearch(fields: []),
-        sideFiles: [String] = []
+        sideFiles: [String] = [], idPrefix: String = ""
     ) {
         self.projection = projection
         self.longPaths = longPaths
         self.textSearch = textSearch
         self.sideFiles = sideFiles
+        self.idPrefix = idPrefix
     }
 
-    /// No projected fields, no text search, no side files: queries read the documents.
+    /// No projected fields, no text search, no side files, no ID prefix: queries read the documents.
     public static let plain = StoreSchema(projection: Projection(paths: []))
 }

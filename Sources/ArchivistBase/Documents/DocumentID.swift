@@ -5,6 +5,7 @@ public struct DocumentID: Hashable, Sendable, Comparable, CustomStringConvertibl
     public let rawValue: String
 
     /// Wraps an ID.
+    @inlinable
     public init(_ rawValue: String) {
         self.rawValue = rawValue
     }
@@ -13,16 +14,19 @@ public struct DocumentID: Hashable, Sendable, Comparable, CustomStringConvertibl
     public var description: String { rawValue }
 
     /// Byte-wise equality.
+    @inlinable
     public static func == (lhs: DocumentID, rhs: DocumentID) -> Bool {
         UTF8Bytes.equal(lhs.rawValue, rhs.rawValue)
     }
 
     /// Byte-wise order.
+    @inlinable
     public static func < (lhs: DocumentID, rhs: DocumentID) -> Bool {
         UTF8Bytes.precedes(lhs.rawValue, rhs.rawValue)
     }
 
     /// Hashes the UTF-8 bytes.
+    @inlinable
     public func hash(into hasher: inout Hasher) {
         var copy = rawValue
         copy.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }

@@ -19,7 +19,7 @@ public struct Projection: Sendable, Equatable {
     }
 
     /// The same paths with other long paths.
-    func withLongPaths(_ longPaths: Set<String>) -> Projection {
+    package func withLongPaths(_ longPaths: Set<String>) -> Projection {
         Projection(paths: paths, longPaths: longPaths)
     }
 
@@ -37,6 +37,7 @@ public struct Projection: Sendable, Equatable {
     }
 
     /// The values a projected value stands for (the inverse of the rule above).
+    @inlinable
     public static func resolvedValues(_ projected: JSONValue?) -> [JSONValue] {
         switch projected {
         case nil: return []

@@ -1,3 +1,5 @@
+import ArchivistBase
+
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #elseif canImport(Darwin)
@@ -7,7 +9,7 @@ import Darwin
 /// Reading `index.jsonl` by sequence number, for the changes feed. The lines are in sequence order
 /// (writers append ascending numbers, compaction keeps them in order), so the first line after a
 /// number is found by a binary search over byte offsets: some 40 reads of a few KiB, not the file.
-extension IndexFile {
+extension ChangeLog {
     /// A line found at an offset: where it starts and ends (its newline), and its sequence number
     /// when it states one (lines written before format 3 do not).
     struct LocatedLine {

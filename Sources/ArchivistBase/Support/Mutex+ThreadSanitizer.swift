@@ -8,7 +8,7 @@ import Synchronization
 // uninstrumented Swift runtime, so two threads that take turns in `withLock` are reported as
 // racing (four threads appending 20,000 elements each to a `Mutex<[Int]>`: 7 reports, and all
 // 80,000 elements at the end; none with this). This `withLock` is chosen over Synchronization's in
-// every module that imports ArchivistStore, being the more specific (a copyable value and result,
+// every module that imports ArchivistBase, being the more specific (a copyable value and result,
 // which every lock here has), and tells ThreadSanitizer about the lock: it acquires the mutex's
 // address once the lock is held and releases it before the lock is given up.
 
