@@ -98,38 +98,14 @@ extension ChangeLog {
     func readChanges(
         from offset: Int, end: Int, previous: Int, since: Int, each: (Change) -> Bool
     ) throws(StoreError) -> Int {
-        var at = offset
         var sequence = previous
-        var window = 1 << 20
-        while at < end {
-            let limit = min(window, end - at)
-            guard let bytes = try fileSystem.contents(of: path, from: at, limit: limit), !bytes.isEmpty else { break }
-            var stop = false
-            let consumed = bytes.withUnsafeBufferPointer { buffer -> Int in
-                var lineStart = 0
-                while !stop, lineStart < buffer.count, let base = buffer.baseAddress,
-                    let hit = memchr(base + lineStart, 0x0A, buffer.count - lineStart)
-                {
-                    let newline = base.distance(to: hit.assumingMemoryBound(to: UInt8.self))
-                    let line = UnsafeBufferPointer(rebasing: buffer[lineStart..<newline])
-                    if let decoded = try? Self.decodeFull(line, lineOffset: at + lineStart) {
-                        sequence = decoded.sequence ?? sequence + 1
-                        if sequence > since, let change = Self.change(decoded, sequence: sequence, line: line, lineOffset: at + lineStart) {
-                            if !each(change) { stop = true }
-                        }
-                    }
-                    lineStart = newline + 1
-                }
-                return lineStart
+        _ = try forEachCompleteLine(from: offset, end: end) { line, lineOffset in
+            guard let decoded = try? Self.decodeFull(line, lineOffset: lineOffset) else { return true }
+            sequence = decoded.sequence ?? sequence + 1
+            if sequence > since, let change = Self.change(decoded, sequence: sequence, line: line, lineOffset: lineOffset) {
+                return each(change)
             }
-            if stop { break }
-            if consumed == 0 {
-                // A line longer than the window.
-                guard window < Self.maximumLineBytes else { break }
-                window = min(window * 2, Self.maximumLineBytes)
-                continue
-            }
-            at += consumed
+            return true
         }
         return sequence
     }
@@ -145,11 +121,38 @@ extension ChangeLog {
         _ each: (Line, UnsafeBufferPointer<UInt8>, Int, Int) -> Bool
     ) throws(StoreError) -> Position {
         var position = Position(identity: try fileSystem.status(of: path)?.identity, consumed: offset, lines: 0, sequence: previous)
-        var window = 1 << 20
         var lineNumber = firstLine
+        let consumed = try forEachCompleteLine(from: offset, end: end) { line, lineOffset in
+            if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { return true }
+            let number = lineNumber
+            lineNumber += 1
+            let decoded: FullLine?
+            do throws(JSONSyntaxError) {
+                decoded = try Self.decodeFull(line, lineOffset: lineOffset)
+            } catch {
+                return invalid(number, error.description)
+            }
+            guard let decoded else { return invalid(number, "not an index entry") }
+            let sequence = decoded.sequence ?? position.sequence + 1
+            position.sequence = sequence
+            position.lines += 1
+            return each(decoded.line.numbered(sequence), line, sequence, lineOffset)
+        }
+        position.consumed = consumed
+        return position
+    }
+
+    /// Hands each complete line from `offset` (a line's start) up to `end` to `body`: its bytes
+    /// (without the newline) and its offset in the file, read a window at a time (a line longer
+    /// than the window doubles it, up to `maximumLineBytes`); `body` returns false to stop.
+    /// Returns the position after the last line handed over (an unfinished last line is not).
+    private func forEachCompleteLine(
+        from offset: Int, end: Int, _ body: (UnsafeBufferPointer<UInt8>, Int) -> Bool
+    ) throws(StoreError) -> Int {
+        var at = offset
+        var window = 1 << 20
         var stop = false
-        while position.consumed < end, !stop {
-            let at = position.consumed
+        while at < end, !stop {
             let limit = min(window, end - at)
             guard let bytes = try fileSystem.contents(of: path, from: at, limit: limit), !bytes.isEmpty else { break }
             let consumed = bytes.withUnsafeBufferPointer { buffer -> Int in
@@ -158,38 +161,20 @@ extension ChangeLog {
                     let hit = memchr(base + lineStart, 0x0A, buffer.count - lineStart)
                 {
                     let newline = base.distance(to: hit.assumingMemoryBound(to: UInt8.self))
-                    let line = UnsafeBufferPointer(rebasing: buffer[lineStart..<newline])
-                    defer {
-                        lineStart = newline + 1
-                        position.consumed = at + lineStart
-                    }
-                    if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { continue }
-                    let number = lineNumber
-                    lineNumber += 1
-                    let decoded: FullLine?
-                    do throws(JSONSyntaxError) {
-                        decoded = try Self.decodeFull(line, lineOffset: at + lineStart)
-                    } catch {
-                        if !invalid(number, error.description) { stop = true }
-                        continue
-                    }
-                    guard let decoded else {
-                        if !invalid(number, "not an index entry") { stop = true }
-                        continue
-                    }
-                    let sequence = decoded.sequence ?? position.sequence + 1
-                    position.sequence = sequence
-                    position.lines += 1
-                    if !each(decoded.line.numbered(sequence), line, sequence, at + lineStart) { stop = true }
+                    if !body(UnsafeBufferPointer(rebasing: buffer[lineStart..<newline]), at + lineStart) { stop = true }
+                    lineStart = newline + 1
                 }
                 return lineStart
             }
             if consumed == 0 {
+                // A line longer than the window, or an unfinished last line.
                 guard window < Self.maximumLineBytes, limit == window else { break }
                 window = min(window * 2, Self.maximumLineBytes)
+                continue
             }
+            at += consumed
         }
-        return position
+        return at
     }
 
     /// The change a decoded line records.
