@@ -222,6 +222,7 @@ struct CopyQueryTests {
         #expect(fixture.promises.isSubset(of: fixture.loadPromises))
         for text in [
             "section_name = Sports", "section_name exists", "section_name missing", "section_name = null", "pub_date < 2016-01-01",
+            "pub_date ~ ':00-05'",
         ] {
             let filter = try FilterParser.parse(text)
             #expect(try fixture.copy.count(matching: filter) == fixture.store.find(Query(filter: filter)).total, "\(text)")

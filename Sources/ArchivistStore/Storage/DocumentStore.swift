@@ -47,7 +47,8 @@ public final class DocumentStore: DataFolder, Sendable {
 
     /// The data folder, as given.
     public let folder: String
-    /// What the store knows of its documents: projection, long fields, text search, side files.
+    /// What the store knows of its documents: projection, long fields, text search, side files (its
+    /// ID prefix is the folder's, from `archivist.json`).
     public let schema: StoreSchema
     let fileSystem: any FileSystem
     let options: Options
@@ -121,7 +122,6 @@ public final class DocumentStore: DataFolder, Sendable {
         fileSystem: any FileSystem = POSIXFileSystem()
     ) throws(StoreError) {
         self.folder = folder
-        self.schema = schema
         self.fileSystem = fileSystem
         self.options = options
         if let status = try fileSystem.status(of: folder) {
@@ -144,7 +144,14 @@ public final class DocumentStore: DataFolder, Sendable {
         let existing = try fileSystem.contents(of: metadataPath)
         let metadata = try existing.map { (bytes) throws(StoreError) in try StoreMetadata.decode(bytes, path: metadataPath, schema: schema)
         }
-        let initial = State(metadata: metadata ?? StoreMetadata(createdAt: .now(), projection: schema.projection))
+        var created = StoreMetadata(createdAt: .now(), projection: schema.projection)
+        created.idPrefix = schema.idPrefix
+        let initial = State(metadata: metadata ?? created)
+        // The files are named by the folder's rule (`archivist.json`), not by the schema's: a
+        // folder opened with another schema still finds every document where it is.
+        var folderSchema = schema
+        folderSchema.idPrefix = initial.metadata.idPrefix
+        self.schema = folderSchema
         state = Mutex(initial)
         encodingProjection = Mutex(initial.projection)
         if existing == nil {

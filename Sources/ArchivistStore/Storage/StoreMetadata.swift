@@ -22,6 +22,16 @@ public struct StoreMetadata: Sendable, Equatable {
     /// unreadable or missing index (every number) move it; `compact`, `repair` of a readable
     /// index and `index add`/`drop` keep each ID's last change with its number.
     public var feedStart = 0
+    /// The ID prefix the folder's file names leave out (`StoreSchema.idPrefix`): the folder's own,
+    /// whatever schema opens it later, so that every build finds the files where they are.
+    public var idPrefix = StoreMetadata.earlierIDPrefix
+
+    /// The ID prefix of a folder whose `archivist.json` names none: the rule every folder was
+    /// written with before the prefix became the schema's (and kept out of the file for it, so
+    /// that those folders' files stay byte for byte as they were).
+    public static let earlierIDPrefix = "nyt://"
+    /// The longest ID prefix a folder takes.
+    static let maximumIDPrefixBytes = 64
 
     /// Creates metadata.
     public init(format: Int = StoreMetadata.currentFormat, createdAt: Timestamp, projection: Projection) {
@@ -38,6 +48,9 @@ public struct StoreMetadata: Sendable, Equatable {
             JSONMember(key: "projection", value: .array(projection.paths.map { .string($0) })),
         ]
         if feedStart > 0 { members.insert(JSONMember(key: "feed_start", value: .number(String(feedStart))), at: 1) }
+        if idPrefix != Self.earlierIDPrefix {
+            members.insert(JSONMember(key: "id_prefix", value: .string(idPrefix)), at: members.count - 1)
+        }
         if sequenceFloor > 0 { members.append(JSONMember(key: "sequence_floor", value: .number(String(sequenceFloor)))) }
         return JSONWriter.prettyBytes(.object(members))
     }
@@ -68,6 +81,12 @@ public struct StoreMetadata: Sendable, Equatable {
         var metadata = StoreMetadata(format: format, createdAt: createdAt, projection: projection)
         metadata.sequenceFloor = try count(file, "sequence_floor")
         metadata.feedStart = try count(file, "feed_start")
+        if let prefix = file["id_prefix"] {
+            guard case .string(let text) = prefix, text.utf8.count <= maximumIDPrefixBytes else {
+                throw file.invalid("id_prefix", "expected a string of at most \(maximumIDPrefixBytes) bytes")
+            }
+            metadata.idPrefix = text
+        }
         return metadata
     }
 
