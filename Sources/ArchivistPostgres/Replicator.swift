@@ -634,9 +634,14 @@ public final class Replicator {
         do {
             let applied = try apply(page.changes, to: table.name, connection)
             // A column that stops holding every value says so in the same transaction as the row
-            // that made it: a reader's snapshot never sees the row with the old promise.
+            // that made it: a reader's snapshot never sees the row with the old promise. The
+            // columns in memory change only once that commits (a batch undone is tried again).
+            var updated = columns
+            for index in updated.indices where updated[index].holdsEveryValue && applied.partial.contains(updated[index].name) {
+                updated[index].holdsEveryValue = false
+            }
             let columnsJSON =
-                applied.columnsChanged ? String(decoding: JSONWriter.compactBytes(.array(columns.map(\.json))), as: UTF8.self) : nil
+                updated != columns ? String(decoding: JSONWriter.compactBytes(.array(updated.map(\.json))), as: UTF8.self) : nil
             let moved = try connection.execute(
                 """
                 UPDATE \(catalog) SET last_seq = $2, last_id = $3, rows = rows + $4, updated_at = now(),
@@ -653,6 +658,7 @@ public final class Replicator {
                 throw PostgresError.copyReset(table: table.description, reason: "its checkpoint moved while this batch was applied")
             }
             try connection.execute("COMMIT", doing: "copying changes into \(table)")
+            columns = updated
             var report = Report()
             report.changes = page.changes.count
             report.written = applied.written
@@ -671,14 +677,14 @@ public final class Replicator {
     /// replaced by a newer number); removals delete rows older than them.
     private func apply(
         _ changes: [Change], to relation: String, _ connection: PostgresConnection
-    ) throws -> (written: Int, inserted: Int, deleted: Int, columnsChanged: Bool) {
+    ) throws -> (written: Int, inserted: Int, deleted: Int, partial: Set<String>) {
         var last: [String: Change] = [:]
         for change in changes { last[change.id] = change }
         let upserts = last.values.filter { $0.kind != .removed }.map(\.id).sorted()
         let removals = last.values.filter { $0.kind == .removed }.sorted { $0.id < $1.id }
         var written = 0
         var inserted = 0
-        var columnsChanged = false
+        var partial: Set<String> = []
         if !upserts.isEmpty {
             if !stagingMade {
                 try connection.execute(
@@ -688,10 +694,7 @@ public final class Replicator {
             }
             let batch = try self.rows(for: upserts)
             let rows = batch.rows
-            for index in columns.indices where columns[index].holdsEveryValue && batch.partial.contains(columns[index].name) {
-                columns[index].holdsEveryValue = false
-                columnsChanged = true
-            }
+            partial = batch.partial
             let names = columnNames.map(TableName.quote).joined(separator: ", ")
             try connection.copy("COPY archivist_staging (\(names)) FROM STDIN", doing: "copying documents into \(relation)") {
                 sink throws(PostgresError) in
@@ -737,7 +740,7 @@ public final class Replicator {
                 ON CONFLICT (id) DO UPDATE SET seq = EXCLUDED.seq, removed_at = EXCLUDED.removed_at WHERE k.seq < EXCLUDED.seq
                 """, [ids, numbers, times], doing: "recording removals in \(relation)_removed")
         }
-        return (written, inserted, deleted, columnsChanged)
+        return (written, inserted, deleted, partial)
     }
 
     /// The COPY rows (encoded, each a line) of documents `ids` as the folder holds them now (an ID
