@@ -19,8 +19,8 @@ public struct StoreSchema: Sendable, Equatable {
     /// prefix, a type of lowercase ASCII letters, `/` and the rest is written in `docs/` as
     /// `TYPE~REST` (the NYT schema's `nyt://` makes `nyt://article/<uuid>` the file
     /// `article~<uuid>.json`); every other ID, and every ID when it is empty, is escaped whole
-    /// (`docs/FORMAT.md`). Part of a folder's layout: a folder is opened with the prefix it was
-    /// written with.
+    /// (`docs/FORMAT.md`). Part of a folder's layout, so a new folder records it
+    /// (`archivist.json`), and a folder opened later keeps its own whatever this says.
     public var idPrefix: String
 
     /// A schema.
