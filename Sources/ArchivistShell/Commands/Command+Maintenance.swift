@@ -167,7 +167,7 @@ extension Command {
         } else {
             shell.renderer.render(list: records, to: shell.output)
         }
-        let remaining = try store.check()
+        let remaining = report.remaining
         if !remaining.isEmpty {
             throw invocation.failure(
                 "\(Plural.count(remaining.count, "problem")) \(Plural.word(for: remaining.count, "remains", "remain")), first: \(remaining[0].description)"

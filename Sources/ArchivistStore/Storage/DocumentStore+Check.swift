@@ -43,12 +43,20 @@ extension DocumentStore {
         try journal.read() ?? []
     }
 
-    /// Every problem of the folder as the state holds it.
-    func checkLocked(_ state: inout State, writerActive: Bool, progress: ((Int, Int) -> Void)? = nil) throws(StoreError) -> [StoreProblem] {
+    /// Every problem of the folder as the state holds it. `documents`, when given, are the
+    /// problems of the document files as a rebuild of this very log from them found them
+    /// (`State.freshDocumentProblems`): the documents are then not read again.
+    func checkLocked(
+        _ state: inout State, writerActive: Bool, documents: [StoreProblem]? = nil, progress: ((Int, Int) -> Void)? = nil
+    ) throws(StoreError) -> [StoreProblem] {
         // The segments' blocks first: every later read of them then skips its checksum's check.
         var problems = try segmentProblems(&state)
         problems += try logProblems(&state)
-        problems += try documentProblems(&state, progress: progress)
+        if let documents {
+            problems += documents
+        } else {
+            problems += try documentProblems(&state, progress: progress)
+        }
         let journalExists = try journal.exists
         let temporaries = try fileSystem.entries(ofFolder: path(FileNames.temporary)) ?? []
         if !writerActive && (journalExists || !temporaries.isEmpty) {
@@ -110,19 +118,27 @@ extension DocumentStore {
         return problems
     }
 
+    /// The problem of a scanned file that is not a document in its place (unreadable, without
+    /// `_id`, or under another ID's name); nil for a document.
+    func fileProblem(_ file: ScannedFile) -> StoreProblem? {
+        switch file.content {
+        case .unreadable(let reason):
+            return StoreProblem(kind: .unreadableDocument, file: file.file, id: nil, detail: reason)
+        case .missingID:
+            return StoreProblem(kind: .missingID, file: file.file, id: nil, detail: "no _id (a non-empty string) in the document")
+        case .misplaced(let id):
+            return StoreProblem(
+                kind: .misplacedDocument, file: file.file, id: id, detail: "_id \(StoreError.quote(id)) belongs in \(documentPath(for: id))")
+        case .document:
+            return nil
+        }
+    }
+
     /// What is wrong with one scanned file, if anything, and whether it matched a live entry.
     private func examine(_ file: ScannedFile, against entries: EntryTable, log: FileBytes) throws(StoreError) -> (StoreProblem?, Bool) {
         switch file.content {
-        case .unreadable(let reason):
-            return (StoreProblem(kind: .unreadableDocument, file: file.file, id: nil, detail: reason), false)
-        case .missingID:
-            return (StoreProblem(kind: .missingID, file: file.file, id: nil, detail: "no _id (a non-empty string) in the document"), false)
-        case .misplaced(let id):
-            return (
-                StoreProblem(
-                    kind: .misplacedDocument, file: file.file, id: id,
-                    detail: "_id \(StoreError.quote(id)) belongs in \(documentPath(for: id))"), false
-            )
+        case .unreadable, .missingID, .misplaced:
+            return (fileProblem(file), false)
         case .document(let found):
             guard let known = try table(try entries.entry(DocumentID(found.id))) else {
                 return (StoreProblem(kind: .unindexedDocument, file: file.file, id: found.id, detail: "not in the index"), false)

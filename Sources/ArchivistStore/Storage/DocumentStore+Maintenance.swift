@@ -303,8 +303,9 @@ extension DocumentStore {
             return
         }
         if keepingNumbers {
-            try rebuildKeepingNumbers(&state)
+            let findings = try rebuildKeepingNumbers(&state)
             try reloadAfterRebuild(&state)
+            state.documentsScan = DocumentsScan(identity: state.index.identity, consumed: state.index.consumed, problems: findings)
             return
         }
         let indexPath = path(FileNames.index)
@@ -333,11 +334,15 @@ extension DocumentStore {
         try fileSystem.write([], to: temporary)
         var next = floor + 1
         var count = 0
+        var findings: [StoreProblem] = []
         do {
             try scanDocuments(projection: state.projection, known: state.entries) { (_, files) throws(StoreError) in
                 var batch = ChangeLog.Batch(firstSequence: next)
                 for file in files {
-                    guard case .document(let entry) = file.content else { continue }
+                    guard case .document(let entry) = file.content else {
+                        if let problem = fileProblem(file) { findings.append(problem) }
+                        continue
+                    }
                     batch.append(entry, fields: try fieldsBytes(of: entry), file: file.file)
                 }
                 guard batch.count > 0 else { return }
@@ -364,6 +369,7 @@ extension DocumentStore {
             throw error
         }
         try reloadAfterRebuild(&state)
+        state.documentsScan = DocumentsScan(identity: state.index.identity, consumed: state.index.consumed, problems: findings)
     }
 
     /// Starts the state from a log just written whole: the segments built from it again (or, in a
@@ -382,6 +388,34 @@ extension DocumentStore {
         }
     }
 
+    /// Whether the document files are as the rebuild that made `scan` found them, told from their
+    /// status alone (as git tells a clean work tree from its index): as many files as live entries
+    /// and problem files, each entry's file of the entry's size with the modification time the
+    /// rebuild recorded as its update, each problem file still there. A status a file, no read.
+    func documentsUnchanged(since scan: DocumentsScan, entries: EntryTable) throws(StoreError) -> Bool {
+        var files = 0
+        for bucket in try documentBuckets() {
+            for name in try fileSystem.entries(ofFolder: path(FileNames.documents + "/" + bucket)) ?? []
+            where name.hasSuffix(FileNames.documentExtension) && !name.hasPrefix(".") {
+                files += 1
+            }
+        }
+        guard files == entries.count + scan.problems.count else { return false }
+        for problem in scan.problems where try fileSystem.status(of: path(problem.file)) == nil { return false }
+        var unchanged = true
+        try table(
+            try entries.forEachLive { entry in
+                guard let status = (try? self.fileSystem.status(of: self.path(self.documentPath(for: entry.id)))) ?? nil,
+                    !status.isFolder, status.size == entry.size, status.modified == entry.updatedAt
+                else {
+                    unchanged = false
+                    return false
+                }
+                return true
+            })
+        return unchanged
+    }
+
     /// Fixes what `check` finds: unreadable documents and ones without `_id` go to the quarantine
     /// folder, misplaced ones move to their file (or to quarantine when it is taken), leftovers of
     /// crashed writes are removed, and the index is rebuilt from the documents. Nothing is deleted.
@@ -389,8 +423,22 @@ extension DocumentStore {
         let lock = try fileSystem.lockExclusively(path(FileNames.lock), timeout: options.lockTimeout)
         defer { lock.release() }
         return try state.withLock { (state: inout State) throws(StoreError) -> RepairReport in
+            // When this process rebuilt the log from the documents before (opening a folder whose
+            // index was missing or unreadable), what that read found stands for them while the log
+            // is the one it wrote and every file is as it found it; a rebuild in this repair (under
+            // its lock) is trusted as it is.
+            let earlierScan = state.documentsScan
+            state.documentsScan = nil
             try self.refresh(&state, lockHeld: true)
-            let problems = try self.checkLocked(&state, writerActive: false)
+            var known: [StoreProblem]?
+            if let scan = earlierScan, scan.identity == state.index.identity, scan.consumed == state.index.consumed,
+                try self.documentsUnchanged(since: scan, entries: state.entries)
+            {
+                known = scan.problems
+            }
+            let problems = try self.checkLocked(&state, writerActive: false, documents: known)
+            var changed = !problems.isEmpty
+            var documentsChecked: [StoreProblem]?
             let segmentsOnly = !problems.isEmpty && problems.allSatisfy { $0.kind == .damagedSnapshot }
             var report = RepairReport(quarantined: [], moved: [], rebuiltIndex: false, problems: problems)
             let quarantineFolder = FileNames.quarantine + "/" + Timestamp.now().compactName
@@ -450,6 +498,9 @@ extension DocumentStore {
                 // log: repair brings them up to date, as the format document promises.
                 if state.manifest == nil { try self.rebuildSegments(&state) } else { try self.flush(&state) }
                 try self.mergeIfDue(&state)
+                changed = true
+                // Derived files only: the documents stand as the check above found them (clean).
+                documentsChecked = []
             }
             if state.renumberedFeedStart != nil {
                 // Here, or when this process opened the store (an unreadable index is rebuilt
@@ -461,6 +512,13 @@ extension DocumentStore {
             report.feedStart = state.metadata.feedStart
             try fileSystem.synchronizeAll(containing: folder)
             try journal.remove()
+            // What is left: the check again, after a change (the documents not read again when
+            // a rebuild in this repair just read them all for this log).
+            if changed {
+                try self.refresh(&state, lockHeld: true)
+                report.remaining = try self.checkLocked(
+                    &state, writerActive: false, documents: state.freshDocumentProblems ?? documentsChecked)
+            }
             return report
         }
     }

@@ -19,7 +19,8 @@ extension DocumentStore {
     /// that keep their number wait in a temporary file in runs sorted by number, one a bucket,
     /// and are merged with a walk of the old log in number order (`SequenceRuns`). What is held
     /// in memory is one bucket's documents and the IDs that changed, not the store.
-    func rebuildKeepingNumbers(_ state: inout State) throws(StoreError) {
+    /// Returns the problems of the files that are not a document in its place (`fileProblem`).
+    func rebuildKeepingNumbers(_ state: inout State) throws(StoreError) -> [StoreProblem] {
         let entries = state.entries
         let end = state.index.consumed
         let floor = state.lastSequence
@@ -34,6 +35,7 @@ extension DocumentStore {
         }
         // The IDs the log knows (a live entry or a tombstone) whose document is new or changed.
         var changed: Set<DocumentID> = []
+        var findings: [StoreProblem] = []
         var next = floor + 1
         do throws(StoreError) {
             try fileSystem.write([], to: output)
@@ -42,7 +44,10 @@ extension DocumentStore {
                 var run: [(sequence: Int, bytes: [UInt8])] = []
                 var batch = ChangeLog.Batch(firstSequence: next)
                 for file in files {
-                    guard case .document(let entry) = file.content else { continue }
+                    guard case .document(let entry) = file.content else {
+                        if let problem = fileProblem(file) { findings.append(problem) }
+                        continue
+                    }
                     let key = DocumentID(entry.id)
                     let fields = try fieldsBytes(of: entry)
                     if let live = try table(try entries.entry(key)), live.sequence > 0, live.hash == entry.hash, live.size == entry.size {
@@ -132,5 +137,6 @@ extension DocumentStore {
             _ = try? fileSystem.removeFile(output)
             throw error
         }
+        return findings
     }
 }

@@ -62,6 +62,15 @@ public final class DocumentStore: DataFolder, Sendable {
     /// The segments' searchers and the tail's query index last built, with the index state.
     let segmentCache = Mutex<(key: IndexGeneration, segments: Segments)?>(nil)
 
+    /// What a rebuild of the log from the documents found: the files that are not a document in
+    /// its place (unreadable, without `_id`, misplaced), and the log it wrote (its identity and
+    /// length once installed).
+    struct DocumentsScan {
+        var identity: UInt64?
+        var consumed: Int
+        var problems: [StoreProblem]
+    }
+
     struct State {
         var metadata: StoreMetadata
         var entries = EntryTable()
@@ -84,11 +93,23 @@ public final class DocumentStore: DataFolder, Sendable {
         /// Where the feed starts after this process rebuilt an unreadable or missing index from
         /// the documents, numbering every document again (nil: it did not).
         var renumberedFeedStart: Int?
+        /// What the last rebuild from the documents found, as of the log it wrote (nil: this
+        /// process has not rebuilt one): `repair` takes it instead of reading every document
+        /// again while the log is still exactly that one (and, for a rebuild before the repair,
+        /// every file's status is as the rebuild found it).
+        var documentsScan: DocumentsScan?
         /// Segments just opened and found usable, for the load that follows (taken by it).
         var opened: (Manifest, [OpenSegment])?
         var temporaryCounter = 0
 
         var projection: Projection { metadata.projection }
+
+        /// The problems of the document files the last rebuild read, when the log is still the
+        /// one it wrote (same file, nothing appended since); nil otherwise.
+        var freshDocumentProblems: [StoreProblem]? {
+            guard let scan = documentsScan, scan.identity == index.identity, scan.consumed == index.consumed else { return nil }
+            return scan.problems
+        }
 
         /// The highest sequence number given out: the log's last, or the metadata's floor (when a
         /// rewrite dropped the last lines).

@@ -15,12 +15,16 @@ public struct RepairReport: Sendable, Equatable {
     public var feedStart = 0
     /// The problems found before repairing.
     public var problems: [StoreProblem]
+    /// The problems left after repairing, found by checking the folder again under the same lock
+    /// (empty when the repair changed nothing and found nothing). Documents a rebuild in this
+    /// repair read are not read a second time: the check takes what that read found.
+    public var remaining: [StoreProblem] = []
 
     /// Compares reports.
     public static func == (lhs: RepairReport, rhs: RepairReport) -> Bool {
         lhs.quarantined.map { [$0.from, $0.to] } == rhs.quarantined.map { [$0.from, $0.to] }
             && lhs.moved.map { [$0.from, $0.to] } == rhs.moved.map { [$0.from, $0.to] }
             && lhs.rebuiltIndex == rhs.rebuiltIndex && lhs.renumbered == rhs.renumbered && lhs.feedStart == rhs.feedStart
-            && lhs.problems == rhs.problems
+            && lhs.problems == rhs.problems && lhs.remaining == rhs.remaining
     }
 }
