@@ -128,7 +128,8 @@ extension DocumentStore {
             return StoreProblem(kind: .missingID, file: file.file, id: nil, detail: "no _id (a non-empty string) in the document")
         case .misplaced(let id):
             return StoreProblem(
-                kind: .misplacedDocument, file: file.file, id: id, detail: "_id \(StoreError.quote(id)) belongs in \(documentPath(for: id))")
+                kind: .misplacedDocument, file: file.file, id: id,
+                detail: "_id \(StoreError.quote(id)) belongs in \(documentPath(for: id))")
         case .document:
             return nil
         }
