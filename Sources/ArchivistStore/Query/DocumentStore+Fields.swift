@@ -43,7 +43,7 @@ extension DocumentStore {
     /// `readColumns` of entries read from the index file at `index` (its identity and what was
     /// read of it): safe to call from any thread while the caller holds the state lock.
     func readColumns(_ paths: [String], of entries: [IndexEntry], index: ChangeLog.Position) throws(StoreError) -> [String: [JSONValue?]] {
-        let indexPath = path(FileNames.index)
+        let indexPath = changeLog.path
         let needsFile = entries.contains { if case .indexFile = $0.fields { return true } else { return false } }
         // Read ahead when the entries are most of the file (the whole store); else only the
         // pages the entries' lines are on (the tail, a flush).

@@ -100,10 +100,11 @@ struct ChangeLog {
     /// The file's path.
     let path: String
 
-    /// The change log of a data folder.
-    init(folder: String, fileSystem: any FileSystem) {
+    /// The change log of a data folder: `index.jsonl`, or `file` (relative to the folder) while a
+    /// new log is written aside.
+    init(folder: String, fileSystem: any FileSystem, file: String = FileNames.index) {
         self.fileSystem = fileSystem
-        self.path = folder + "/" + FileNames.index
+        self.path = folder + "/" + file
     }
 }
 

@@ -222,26 +222,54 @@ extension DocumentStore {
     func scanDocuments(
         projection: Projection, known: EntryTable?, visit: (_ bucket: String, _ files: [ScannedFile]) throws(StoreError) -> Void
     ) throws(StoreError) {
-        for bucket in try documentBuckets() {
-            let bucketPath = FileNames.documents + "/" + bucket
-            let names = (try fileSystem.inodeEntries(ofFolder: path(bucketPath)) ?? [])
-                .filter { $0.name.hasSuffix(FileNames.documentExtension) && !$0.name.hasPrefix(".") }
-                .sorted { $0.inode != $1.inode ? $0.inode < $1.inode : UTF8Bytes.precedes($0.name, $1.name) }
-            let results = ConcurrentReads.shared.map(names.count) { i -> Result<ScannedFile?, StoreError> in
-                do throws(StoreError) {
-                    return .success(try self.scanDocument(bucketPath + "/" + names[i].name, projection: projection, known: known))
-                } catch {
-                    return .failure(error)
+        let buckets = try documentBuckets()
+        // The buckets are read on another thread, ahead of the one `visit` is given, up to
+        // `scanAhead` documents (and always the next bucket): what `visit` does with one (compare,
+        // write a log, build a segment) shares the time of the reads of the next ones.
+        let ahead = ScanAhead()
+        let producer = Thread { [self] in
+            for bucket in buckets {
+                guard ahead.waitForRoom(limit: Self.scanAhead) else { break }
+                let read = Result<[ScannedFile], StoreError> { () throws(StoreError) in
+                    try self.readBucket(bucket, projection: projection, known: known)
                 }
+                guard ahead.put(bucket, read) else { break }
             }
-            var scanned: [ScannedFile] = []
-            scanned.reserveCapacity(results.count)
-            for result in results {
-                if let file = try result.get() { scanned.append(file) }
-            }
-            scanned.sort { UTF8Bytes.precedes($0.file, $1.file) }
-            try visit(bucket, scanned)
+            ahead.finish()
         }
+        producer.stackSize = 8 << 20
+        producer.start()
+        defer { ahead.stopAndWait() }
+        for _ in buckets {
+            guard let (bucket, read) = ahead.take() else { break }
+            try visit(bucket, try read.get())
+        }
+    }
+
+    /// How many scanned documents may wait, read ahead, for `visit` (about 40 MB).
+    static let scanAhead = 65_536
+
+    /// One bucket's document files, read several at a time in the order of their inode numbers,
+    /// sorted by name.
+    private func readBucket(_ bucket: String, projection: Projection, known: EntryTable?) throws(StoreError) -> [ScannedFile] {
+        let bucketPath = FileNames.documents + "/" + bucket
+        let names = (try fileSystem.inodeEntries(ofFolder: path(bucketPath)) ?? [])
+            .filter { $0.name.hasSuffix(FileNames.documentExtension) && !$0.name.hasPrefix(".") }
+            .sorted { $0.inode != $1.inode ? $0.inode < $1.inode : UTF8Bytes.precedes($0.name, $1.name) }
+        let results = ConcurrentReads.shared.map(names.count) { i -> Result<ScannedFile?, StoreError> in
+            do throws(StoreError) {
+                return .success(try self.scanDocument(bucketPath + "/" + names[i].name, projection: projection, known: known))
+            } catch {
+                return .failure(error)
+            }
+        }
+        var scanned: [ScannedFile] = []
+        scanned.reserveCapacity(results.count)
+        for result in results {
+            if let file = try result.get() { scanned.append(file) }
+        }
+        scanned.sort { UTF8Bytes.precedes($0.file, $1.file) }
+        return scanned
     }
 
     /// What a document file holds, or nil when it is gone.
@@ -333,25 +361,68 @@ extension DocumentStore {
         let temporary = try temporaryPath(for: FileNames.index)
         try fileSystem.write([], to: temporary)
         var next = floor + 1
-        var count = 0
         var findings: [StoreProblem] = []
+        // With segments, the state follows the new log as it is written aside and flushes its
+        // tail into a segment at each bulk threshold (merging as the policy says): the building
+        // shares the time of the reads instead of following them. The manifests it installs name
+        // the file aside (its identity): none is used unless the rename below happens.
+        let building = options.usesSegments
+        let known = state.entries
+        if building {
+            try removeUnlistedSegmentFiles(keeping: nil)
+            state.manifest = nil
+            state.entries = EntryTable()
+            state.index = ChangeLog.Position()
+            state.refusesSegments = false
+        }
         do {
-            try scanDocuments(projection: state.projection, known: state.entries) { (_, files) throws(StoreError) in
-                var batch = ChangeLog.Batch(firstSequence: next)
-                for file in files {
-                    guard case .document(let entry) = file.content else {
-                        if let problem = fileProblem(file) { findings.append(problem) }
-                        continue
+            try withLogAside(String(temporary.dropFirst(folder.count + 1)), bound: building) { () throws(StoreError) in
+                try scanDocuments(projection: state.projection, known: known) { (_, files) throws(StoreError) in
+                    var batch = ChangeLog.Batch(firstSequence: next)
+                    var added: [IndexEntry] = []
+                    for file in files {
+                        guard case .document(let entry) = file.content else {
+                            if let problem = fileProblem(file) { findings.append(problem) }
+                            continue
+                        }
+                        batch.append(entry, fields: try fieldsBytes(of: entry), file: file.file)
+                        if building { added.append(entry) }
                     }
-                    batch.append(entry, fields: try fieldsBytes(of: entry), file: file.file)
+                    guard batch.count > 0 else { return }
+                    if building {
+                        let references = try changeLog.append(batch, at: &state.index)
+                        for (i, reference) in references.enumerated() {
+                            var entry = added[i]
+                            entry.fields = reference.1
+                            entry.sequence = next + i
+                            do throws(SegmentDamage) {
+                                try state.entries.apply(.entry(entry))
+                            } catch {
+                                throw .damagedSnapshot(path: path(FileNames.segments), reason: error.description)
+                            }
+                        }
+                        if state.entries.tailCount >= options.bulkFlushThreshold {
+                            try flush(&state)
+                            try mergeIfDue(&state)
+                        }
+                    } else {
+                        try fileSystem.append(batch.bytes, to: temporary)
+                    }
+                    next = batch.nextSequence
                 }
-                guard batch.count > 0 else { return }
-                try fileSystem.append(batch.bytes, to: temporary)
-                next = batch.nextSequence
-                count += batch.count
+                if building {
+                    try flush(&state)
+                    try mergeIfDue(&state)
+                }
             }
         } catch {
             _ = try? fileSystem.removeFile(temporary)
+            if building {
+                state.manifest = nil
+                state.entries = EntryTable()
+                state.index = ChangeLog.Position()
+                _ = try? loadIndex(&state)
+            }
             throw error
         }
         var metadata = state.metadata
@@ -368,8 +439,26 @@ extension DocumentStore {
             _ = try? fileSystem.removeFile(temporary)
             throw error
         }
-        try reloadAfterRebuild(&state)
+        if building {
+            // The same file, now in place: the segments' manifest covers it to its end.
+            try refresh(&state, lockHeld: true)
+        } else {
+            try reloadAfterRebuild(&state)
+        }
         state.documentsScan = DocumentsScan(identity: state.index.identity, consumed: state.index.consumed, problems: findings)
+    }
+
+    /// Runs `body` with this thread's `changeLog` being `file` (relative to the folder) when
+    /// `bound`.
+    private func withLogAside(_ file: String, bound: Bool, _ body: () throws(StoreError) -> Void) throws(StoreError) {
+        guard bound else { return try body() }
+        do {
+            try Self.$logAside.withValue(LogAside(folder: folder, file: file)) { try body() }
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw .io(path: path(file), operation: "rebuild", message: "\(error)")
+        }
     }
 
     /// Starts the state from a log just written whole: the segments built from it again (or, in a

@@ -190,8 +190,27 @@ public final class DocumentStore: DataFolder, Sendable {
     /// The file of the document `id`, relative to the folder (named by the schema's rule).
     func documentPath(for id: String) -> String { FileNames.documentPath(for: id, in: schema) }
 
-    /// The change log (`index.jsonl`).
-    var changeLog: ChangeLog { ChangeLog(folder: folder, fileSystem: fileSystem) }
+    /// The change log (`index.jsonl`), or, on the thread of a rebuild that builds the segments
+    /// while it writes the new log aside, that file (`LogAside`).
+    var changeLog: ChangeLog {
+        if let aside = Self.logAside, aside.folder == folder {
+            return ChangeLog(folder: folder, fileSystem: fileSystem, file: aside.file)
+        }
+        return ChangeLog(folder: folder, fileSystem: fileSystem)
+    }
+
+    /// A log being written aside that the state follows, for the segments built from it before it
+    /// is renamed into place: their manifests name that file (its identity), so none is used if
+    /// the rebuild stops before the rename, and all are once it is `index.jsonl`.
+    struct LogAside: Sendable {
+        /// The data folder, as the store was given it.
+        var folder: String
+        /// The file, relative to the folder.
+        var file: String
+    }
+
+    /// The log written aside on this thread (bound only for the rebuild's own calls).
+    @TaskLocal static var logAside: LogAside?
 
     /// The journal of the batch being written.
     var journal: Journal { Journal(folder: folder, fileSystem: fileSystem) }
