@@ -246,8 +246,9 @@ extension DocumentStore {
         }
     }
 
-    /// How many scanned documents may wait, read ahead, for `visit` (about 40 MB).
-    static let scanAhead = 65_536
+    /// How many scanned documents may wait, read ahead, for `visit` (about 20 MB of entries: more
+    /// than are read while a bulk flush builds its segment).
+    static let scanAhead = 32_768
 
     /// One bucket's document files, read several at a time in the order of their inode numbers,
     /// sorted by name.
