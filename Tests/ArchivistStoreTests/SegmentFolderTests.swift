@@ -216,4 +216,33 @@ struct SegmentFolderTests {
         #expect(try store.count(matching: .all).count == 300)
         try expectConsistent(store)
     }
+
+    @Test(
+        "a tail that updates and removes documents of several segments gives the same get, count, stats and sorted find whichever is asked first",
+        arguments: [false, true])
+    func tailResolvedOnlyWhenAsked(countFirst: Bool) throws {
+        let folder = try TemporaryFolder()
+        let writer = try Self.store(folder, flushThreshold: 10, mergeFactor: 100)
+        for n in 0..<40 { try writer.put(try json(#"{"section_name": "S\#(n % 4)", "pub_date": "2000-01-\#(10 + n % 20)"}"#), id: "d\(n)") }
+        #expect(try writer.statistics().segments?.count == 4)
+        // The tail: two updates and two removals spread over the four segments, one document new.
+        try writer.put(try json(#"{"section_name": "late", "pub_date": "2001-01-01"}"#), id: "d3")
+        try writer.put(try json(#"{"section_name": "late", "pub_date": "2001-01-02"}"#), id: "d25")
+        _ = try writer.remove(["d12", "d38"])
+        try writer.put(try json(#"{"section_name": "late", "pub_date": "2001-01-03"}"#), id: "new")
+        let reader = try Self.store(folder, flushThreshold: 10, mergeFactor: 100)
+        #expect(try reader.statistics().changesAfterSegments == 5)
+        if countFirst { #expect(try reader.count == 39) }
+        #expect(try reader.document(withID: "d25")?["pub_date"] == .string("2001-01-02"))
+        #expect(try reader.document(withID: "d12") == nil)
+        #expect(try reader.document(withID: "d13")?["section_name"] == .string("S1"))
+        #expect(try reader.count == 39)
+        #expect(try reader.statistics().documents == 39)
+        #expect(try reader.count(matching: ["section_name": "late"]).count == 3)
+        #expect(try reader.count(matching: ["section_name": "S0"]).count == 9)  // d12 removed
+        let newest = try reader.find(Query(filter: .all, sort: [SortKey("pub_date", descending: true)], limit: 4))
+        #expect(newest.ids == ["new", "d25", "d3", "d19"])
+        #expect(newest.total == 39)
+        try expectConsistent(reader)
+    }
 }

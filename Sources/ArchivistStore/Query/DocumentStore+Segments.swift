@@ -24,11 +24,13 @@ extension DocumentStore {
                 if let cached = cache, cached.key == generation {
                     segments = cached.segments
                 } else {
+                    try self.table(try state.entries.resolve())
+                    let masked = try self.table(try state.entries.masks())
                     var tailEntries: [IndexEntry] = []
                     for case .some(let entry) in state.entries.overlay.values { tailEntries.append(entry) }
                     segments = Segments(
                         searchers: state.entries.segments.enumerated().map { place, segment in
-                            SegmentSearcher(segment, masked: state.entries.masked[place], textSearch: schema.textSearch)
+                            SegmentSearcher(segment, masked: masked[place], textSearch: schema.textSearch)
                         },
                         tail: QueryIndex(projection: state.projection, textSearch: schema.textSearch, entries: Self.sortedByID(tailEntries))
                     )

@@ -22,6 +22,8 @@ extension DocumentStore {
     func merge(_ numbers: [Int], _ state: inout State) throws(StoreError) {
         guard var manifest = state.manifest else { return }
         var inputs: [SegmentMerger.Input] = []
+        try table(try state.entries.resolve())
+        let masked = try table(try state.entries.masks())
         for number in numbers {
             guard let place = state.entries.segments.firstIndex(where: { $0.record.number == number }) else { continue }
             let segment = state.entries.segments[place]
@@ -30,7 +32,7 @@ extension DocumentStore {
                 tombstones.remove(index)
             }
             inputs.append(
-                SegmentMerger.Input(segment: segment, documents: segment.live(masking: state.entries.masked[place]), tombstones: tombstones)
+                SegmentMerger.Input(segment: segment, documents: segment.live(masking: masked[place]), tombstones: tombstones)
             )
         }
         guard !inputs.isEmpty else { return }

@@ -304,10 +304,11 @@ extension DocumentStore {
     /// a new generation of its deletes file (written, synced, renamed into `segments/`).
     private func supersede(_ ids: [String], in entries: EntryTable, manifest: Manifest) throws(StoreError) -> [Manifest.Segment] {
         var records = manifest.segments
+        let masked = try table(try entries.masks())
         for (place, segment) in entries.segments.enumerated() {
-            var more = entries.masked[place].map { UInt32($0) }
+            var more = masked[place].map { UInt32($0) }
             var bytes = 0
-            for ordinal in entries.masked[place] { bytes += try table(try segment.mapped.size(at: ordinal)) }
+            for ordinal in masked[place] { bytes += try table(try segment.mapped.size(at: ordinal)) }
             var tombstones = 0
             if segment.mapped.tombstoneCount > 0 {
                 for id in ids {
@@ -327,7 +328,7 @@ extension DocumentStore {
             var record = segment.record
             let deletes = SegmentDeletes(segment: record.number, ordinals: segment.deletedOrdinals.map { UInt32($0) }).adding(more)
             record.deletesGeneration += 1
-            record.deletedDocuments += entries.masked[place].count
+            record.deletedDocuments += masked[place].count
             record.deletedTombstones += tombstones
             record.liveBytes -= bytes
             try writeSegmentFile(deletes.encoded(), named: record.deletesFileName!)

@@ -55,13 +55,25 @@ enum IDFilter {
 
     /// Whether an ID with this hash may be among those the filter was built of (false: it is not).
     static func mayContain(_ hash: UInt64, in filter: UnsafeRawBufferPointer) -> Bool {
-        let blocks = filter.count / blockBytes
-        guard blocks > 0 else { return true }
-        let base = block(hash, blocks: blocks) * blockBytes
+        guard let offset = blockOffset(hash, filterBytes: filter.count) else { return true }
+        return mayContain(hash, inBlock: UnsafeRawBufferPointer(rebasing: filter[offset..<(offset + blockBytes)]))
+    }
+
+    /// Where in a filter of `filterBytes` bytes the block an ID with this hash sets its bits in
+    /// starts, nil for a filter of no block: a reader reads (and checks) those 64 bytes alone.
+    static func blockOffset(_ hash: UInt64, filterBytes: Int) -> Int? {
+        let blocks = filterBytes / blockBytes
+        guard blocks > 0 else { return nil }
+        return block(hash, blocks: blocks) * blockBytes
+    }
+
+    /// Whether an ID with this hash may be among those the filter was built of, given the one
+    /// block of it at `blockOffset(_:filterBytes:)` (`blockBytes` bytes).
+    static func mayContain(_ hash: UInt64, inBlock block: UnsafeRawBufferPointer) -> Bool {
         var mixed = bits(hash)
         for _ in 0..<probes {
             let bit = Int(mixed & 511)
-            let word = filter.loadUnaligned(fromByteOffset: base + (bit >> 6) * 8, as: UInt64.self)
+            let word = block.loadUnaligned(fromByteOffset: (bit >> 6) * 8, as: UInt64.self)
             if word & (1 << UInt64(bit & 63)) == 0 { return false }
             mixed >>= 9
         }

@@ -114,8 +114,9 @@ final class MappedSegment: Sendable {
     /// Whether the ID with this `IDFilter` hash may be in the segment, as a document or a
     /// tombstone (always true before layout 4).
     func mayContain(idHash: UInt64) throws(SegmentDamage) -> Bool {
-        guard let filter else { return true }
-        return IDFilter.mayContain(idHash, in: try reader.bytes(of: filter))
+        guard let filter, let offset = IDFilter.blockOffset(idHash, filterBytes: filter.length) else { return true }
+        // The one 64-byte block the ID's bits are in: its 4 KiB checked, not the whole filter's.
+        return IDFilter.mayContain(idHash, inBlock: try reader.bytes(of: filter, at: offset, count: IDFilter.blockBytes))
     }
 
     /// The ordinal of an ID (binary search over the IDs' bytes), or nil.

@@ -102,7 +102,7 @@ extension DocumentStore {
             done += 1
             progress?(done, buckets.count)
         }
-        if matched < entries.count {
+        if matched < (try table(try entries.count)) {
             // Some entries have no file: name them (a pass over the entries, a status each).
             try table(
                 try entries.forEachLive { entry in

@@ -6,12 +6,14 @@ extension DocumentStore {
     public func statistics() throws(StoreError) -> StoreStatistics {
         try withState { (state: inout State) throws(StoreError) -> StoreStatistics in
             try self.refresh(&state)
+            try self.table(try state.entries.resolve())
+            let documents = try self.table(try state.entries.count)
             let indexBytes = try fileSystem.status(of: path(FileNames.index))?.size ?? 0
             let bytes = try self.table(try state.entries.totalSize())
             let tombstones = try self.table(try state.entries.tombstoneCount())
             var statistics = StoreStatistics(
-                documents: state.entries.count, documentBytes: bytes, indexBytes: indexBytes,
-                indexLines: state.index.lines, deadEntries: max(0, state.index.lines - state.entries.count - tombstones),
+                documents: documents, documentBytes: bytes, indexBytes: indexBytes,
+                indexLines: state.index.lines, deadEntries: max(0, state.index.lines - documents - tombstones),
                 formatVersion: state.metadata.format, projection: state.projection.paths)
             statistics.tombstones = tombstones
             if let manifest = state.manifest {
@@ -120,12 +122,13 @@ extension DocumentStore {
             _ = try? fileSystem.removeFile(temporary)
             throw failure
         }
-        guard old.consumed == end, entryLines == state.entries.count else {
+        let live = try table(try state.entries.count)
+        guard old.consumed == end, entryLines == live else {
             _ = try? fileSystem.removeFile(temporary)
             throw .damagedSnapshot(
                 path: path(FileNames.segments),
                 reason:
-                    "the segments hold \(Plural.count(state.entries.count, "live document")), the log \(entryLines): run 'archivist repair'"
+                    "the segments hold \(Plural.count(live, "live document")), the log \(entryLines): run 'archivist repair'"
             )
         }
         let highest = state.lastSequence
@@ -328,7 +331,7 @@ extension DocumentStore {
             for file in scanned {
                 if case .document(let entry) = file.content { try? state.entries.set(DocumentID(entry.id), entry) }
             }
-            state.index.lines = state.entries.count
+            state.index.lines = try table(try state.entries.count)
             return
         }
         if keepingNumbers {
@@ -490,7 +493,7 @@ extension DocumentStore {
                 files += 1
             }
         }
-        guard files == entries.count + scan.problems.count else { return false }
+        guard files == (try table(try entries.count)) + scan.problems.count else { return false }
         for problem in scan.problems where try fileSystem.status(of: path(problem.file)) == nil { return false }
         var unchanged = true
         try table(

@@ -44,7 +44,8 @@ extension DocumentStore {
             try self.writeDurably(metadata.encoded(), to: FileNames.metadata)
             state.metadata = metadata
             state.migration = FormatMigration(
-                from: from, to: metadata.format, documents: state.entries.count, builtSnapshot: builds || state.builtSegmentsAtOpen)
+                from: from, to: metadata.format, documents: try table(try state.entries.count),
+                builtSnapshot: builds || state.builtSegmentsAtOpen)
         }
     }
 }

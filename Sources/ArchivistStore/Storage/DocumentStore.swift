@@ -118,7 +118,7 @@ public final class DocumentStore: DataFolder, Sendable {
         /// Names the index contents: changes whenever entries change.
         var generation: IndexGeneration {
             IndexGeneration(
-                identity: index.identity, consumed: index.consumed, count: entries.count, projection: projection.paths,
+                identity: index.identity, consumed: index.consumed, count: entries.provisionalCount, projection: projection.paths,
                 manifest: manifest)
         }
     }
@@ -254,7 +254,8 @@ public final class DocumentStore: DataFolder, Sendable {
         get throws(StoreError) {
             try withState { (state: inout State) throws(StoreError) -> Int in
                 try self.refresh(&state)
-                return state.entries.count
+                try self.table(try state.entries.resolve())
+                return try self.table(try state.entries.count)
             }
         }
     }

@@ -5,7 +5,9 @@ import ArchivistBase
 /// the segments (the tail, in memory). Without segments every entry is in the tail, as read from
 /// the whole log.
 ///
-/// Opening a store costs what the log holds after its segments, not what the store holds.
+/// Opening a store costs what the log holds after its segments, not what the store holds; and
+/// the copies in the segments that the tail's changes supersede are looked up only when an
+/// answer needs them (the count, a query's live documents), not to read one document by ID.
 struct EntryTable {
     /// The segments the table starts from, oldest first.
     private(set) var segments: [OpenSegment]
@@ -13,23 +15,64 @@ struct EntryTable {
     private(set) var overlay: [DocumentID: IndexEntry?] = [:]
     /// The removal lines of the tail (an ID whose overlay value is nil), for its tombstones.
     private(set) var removals: [DocumentID: ChangeLog.Removal] = [:]
-    /// Per segment (by place in `segments`), the live documents the tail supersedes.
-    private(set) var masked: [Set<Int>]
-    /// The number of live entries.
-    private(set) var count = 0
+    /// Per segment (by place in `segments`), the live documents the tail supersedes, as far as
+    /// they were looked up: the keys of `unresolved` are not yet (`masks()`, `resolve()`).
+    private var maskedSoFar: [Set<Int>]
+    /// The number of live entries, less none for the keys of `unresolved` whose copy in the
+    /// segments their change supersedes (`count`).
+    private var countSoFar = 0
+    /// Keys the tail changed while the table did not know whether a segment holds them live
+    /// (their first change in the tail): what they supersede is looked up when it is asked.
+    private var unresolved: [DocumentID] = []
 
     /// An empty table, or one holding the live entries of these segments.
     init(segments: [OpenSegment] = []) {
         self.segments = segments
-        masked = [Set<Int>](repeating: [], count: segments.count)
-        count = segments.reduce(0) { $0 + $1.liveDocuments }
+        maskedSoFar = [Set<Int>](repeating: [], count: segments.count)
+        countSoFar = segments.reduce(0) { $0 + $1.liveDocuments }
+    }
+
+    /// Per segment (by place in `segments`), the live documents the tail supersedes: a look-up
+    /// per change of the tail not resolved yet (`resolve()` keeps them).
+    func masks() throws(SegmentDamage) -> [Set<Int>] {
+        var masks = maskedSoFar
+        for key in unresolved {
+            if let (place, ordinal) = try locate(key) { masks[place].insert(ordinal) }
+        }
+        return masks
+    }
+
+    /// The number of live entries: a look-up per change of the tail not resolved yet.
+    var count: Int {
+        get throws(SegmentDamage) {
+            var count = countSoFar
+            for key in unresolved where try locate(key) != nil { count -= 1 }
+            return count
+        }
+    }
+
+    /// The number of live entries as far as the tail's changes were resolved (`count` once
+    /// `resolve()` ran): it changes whenever a change adds or removes an entry, for a cache key.
+    var provisionalCount: Int { countSoFar }
+
+    /// Looks up what the tail's changes supersede in the segments, once, so that `masks()` and
+    /// `count` cost nothing more.
+    mutating func resolve() throws(SegmentDamage) {
+        guard !unresolved.isEmpty else { return }
+        for key in unresolved {
+            guard let (place, ordinal) = try locate(key) else { continue }
+            maskedSoFar[place].insert(ordinal)
+            countSoFar -= 1
+        }
+        unresolved.removeAll()
     }
 
     /// Whether the table starts from segments.
     var hasSegments: Bool { !segments.isEmpty }
 
     /// Where an ID's live document is in the segments (never the tail): its segment's place and
-    /// ordinal, or nil.
+    /// ordinal, or nil. (The tail's masks need not be consulted: a key the tail changed is
+    /// answered from the tail, and an ordinal is masked only for the key the tail changed.)
     func locate(_ key: DocumentID) throws(SegmentDamage) -> (segment: Int, ordinal: Int)? {
         guard !segments.isEmpty else { return nil }
         var id = key.rawValue
@@ -38,7 +81,7 @@ struct EntryTable {
         for place in segments.indices.reversed() {
             let segment = segments[place]
             guard try segment.mapped.mayContain(idHash: hash), let ordinal = try segment.mapped.ordinal(of: key.rawValue) else { continue }
-            if segment.isDeleted(ordinal) || masked[place].contains(ordinal) { continue }
+            if segment.isDeleted(ordinal) { continue }
             return (place, ordinal)
         }
         return nil
@@ -96,18 +139,16 @@ struct EntryTable {
     /// Sets (or, with nil, removes) the entry of an ID. A removal stays in the tail as a change
     /// (its tombstone, when the tail is flushed).
     mutating func set(_ key: DocumentID, _ entry: IndexEntry?) throws(SegmentDamage) {
-        let wasLive: Bool
+        var wasLive = false
         if let change = overlay[key] {
             wasLive = change != nil
-        } else if !segments.isEmpty, let (place, ordinal) = try locate(key) {
-            wasLive = true
-            masked[place].insert(ordinal)
-        } else {
-            wasLive = false
+        } else if !segments.isEmpty {
+            // Whether a segment holds it live is looked up when the count or a mask is asked.
+            unresolved.append(key)
         }
         overlay[key] = .some(entry)
         if entry != nil { removals[key] = nil }
-        count += (entry != nil ? 1 : 0) - (wasLive ? 1 : 0)
+        countSoFar += (entry != nil ? 1 : 0) - (wasLive ? 1 : 0)
     }
 
     /// Changes the fields reference of a live in-memory entry (after its line is written).
@@ -154,7 +195,7 @@ struct EntryTable {
     /// Every live entry, sorted by ID bytes (all in memory: for small stores and tests).
     func sorted() throws(SegmentDamage) -> [IndexEntry] {
         var result: [IndexEntry] = []
-        result.reserveCapacity(count)
+        result.reserveCapacity(try count)
         try forEachLive { entry in
             result.append(entry)
             return true
@@ -174,6 +215,7 @@ struct EntryTable {
                 UTF8Bytes.precedes(entry.id, after) || (!including && !UTF8Bytes.precedes(after, entry.id))
             }
         }
+        let masked = try masks()
         var cursors = try segments.indices.map { (place) throws(SegmentDamage) in
             try Cursor(segments[place], masked: masked[place], after: after, including: including)
         }
@@ -272,6 +314,7 @@ struct EntryTable {
     func totalSize() throws(SegmentDamage) -> Int {
         var total = 0
         for case .some(let entry) in overlay.values { total += entry.size }
+        let masked = try masks()
         for (place, segment) in segments.enumerated() {
             total += segment.liveBytes
             for ordinal in masked[place] { total -= try segment.mapped.size(at: ordinal) }
