@@ -66,7 +66,8 @@ extension Command {
             return
         }
         let store = try shell.store()
-        let result = try store.find(Query(filter: filter, sort: sort, skip: skip, limit: limit))
+        // Only the window is shown: the matches after it need not be counted.
+        let result = try store.find(Query(filter: filter, sort: sort, skip: skip, limit: limit, countsTotal: false))
         noteScan(result.scannedPaths, shell: shell)
         try printDocuments(result.ids, fields: fields, store: store, shell: shell)
     }

@@ -39,6 +39,13 @@ extension DocumentStore {
     /// naming a path the projection lacks reads the documents instead (see `scannedPaths`).
     public func find(_ query: Query) throws(StoreError) -> QueryResult {
         let needed = QueryIndex.neededPaths(filter: query.filter, sort: query.sort, textSearch: schema.textSearch)
+        if !query.countsTotal, query.sort.count == 1, query.limit != nil,
+            let answer = try fromSegments(
+                needed, resolvingMasks: false, { (segments) throws(SegmentDamage) in try self.segmentedFind(query, segments) })
+        {
+            // The first matches in one key's order, the tail's changes told by ID.
+            return answer
+        }
         if let answer = try fromSegments(needed, { (segments) throws(SegmentDamage) in try self.segmentedFind(query, segments) }) {
             return answer
         }
@@ -147,11 +154,13 @@ extension DocumentStore {
     /// needs is projected; nil to answer it the other way (no segments, a path outside the
     /// projection, a filter a segment cannot answer exactly, or a damaged segment, which the
     /// store then stops using).
-    func fromSegments<T>(_ paths: Set<String>, _ answer: (Segments) throws(SegmentDamage) -> T?) throws(StoreError) -> T? {
+    func fromSegments<T>(
+        _ paths: Set<String>, resolvingMasks: Bool = true, _ answer: (Segments) throws(SegmentDamage) -> T?
+    ) throws(StoreError) -> T? {
         guard options.usesSegments else { return nil }
         let projection = self.projection
         guard paths.allSatisfy({ $0 == "_id" || projection.paths.contains($0) }) else { return nil }
-        guard let segments = try segments(loading: paths) else { return nil }
+        guard let segments = try segments(loading: paths, resolvingMasks: resolvingMasks) else { return nil }
         do throws(SegmentDamage) {
             return try answer(segments)
         } catch {

@@ -9,30 +9,41 @@ struct Segments: Sendable {
     let searchers: [SegmentSearcher]
     /// The tail's documents.
     let tail: QueryIndex
+    /// The IDs the tail changed (its documents and its removals).
+    let tailKeys: Set<DocumentID>
+    /// Whether the searchers leave out what the tail supersedes (`SegmentSearcher.masksResolved`).
+    var masksResolved: Bool { searchers.allSatisfy(\.masksResolved) }
 }
 
 extension DocumentStore {
     /// The segments of the current state with the tail's columns of `paths` loaded, or nil when
-    /// the store did not start from segments.
-    func segments(loading paths: Set<String>) throws(StoreError) -> Segments? {
+    /// the store did not start from segments. Without `resolvingMasks`, the segments may come
+    /// without what the tail supersedes in them looked up (`Segments.masksResolved`), for a
+    /// query that tells the tail's documents by ID instead.
+    func segments(loading paths: Set<String>, resolvingMasks: Bool = true) throws(StoreError) -> Segments? {
         try segmentCache.withLock { (cache: inout (key: IndexGeneration, segments: Segments)?) throws(StoreError) -> Segments? in
             try withState { (state: inout State) throws(StoreError) -> Segments? in
                 try self.refresh(&state)
                 guard state.manifest != nil else { return nil }
                 let generation = state.generation
                 let segments: Segments
-                if let cached = cache, cached.key == generation {
+                if let cached = cache, cached.key == generation, cached.segments.masksResolved || !resolvingMasks {
                     segments = cached.segments
                 } else {
-                    try self.table(try state.entries.resolve())
-                    let masked = try self.table(try state.entries.masks())
+                    var masks: [Set<Int>?] = state.entries.segments.map { _ in nil }
+                    if resolvingMasks {
+                        try self.table(try state.entries.resolve())
+                        masks = try self.table(try state.entries.masks())
+                    }
                     var tailEntries: [IndexEntry] = []
                     for case .some(let entry) in state.entries.overlay.values { tailEntries.append(entry) }
                     segments = Segments(
                         searchers: state.entries.segments.enumerated().map { place, segment in
-                            SegmentSearcher(segment, masked: masked[place], textSearch: schema.textSearch)
+                            SegmentSearcher(segment, masked: masks[place], textSearch: schema.textSearch)
                         },
-                        tail: QueryIndex(projection: state.projection, textSearch: schema.textSearch, entries: Self.sortedByID(tailEntries))
+                        tail: QueryIndex(
+                            projection: state.projection, textSearch: schema.textSearch, entries: Self.sortedByID(tailEntries)),
+                        tailKeys: Set(state.entries.overlay.keys)
                     )
                     cache = (generation, segments)
                 }
@@ -44,13 +55,18 @@ extension DocumentStore {
     }
 
     /// A query answered from the segments, or nil when one of them cannot answer it exactly.
+    /// Segments whose masks were not looked up (`Segments.masksResolved`) answer only a query
+    /// sorted by one key with a limit that does not count its total.
     func segmentedFind(_ query: Query, _ segments: Segments) throws(SegmentDamage) -> QueryResult? {
         let needed = query.limit.map { query.skip + $0 } ?? Int.max
         let tailMatches = segments.tail.matching(query.filter)
         if query.sort.count == 1, needed < Int.max {
             var walked: [(found: [(ordinal: Int, row: Int)], total: Int, field: SegmentField)] = []
             for searcher in segments.searchers {
-                guard let one = try searcher.sortedRange(query.filter, by: query.sort[0], needed: needed) else { break }
+                guard
+                    let one = try searcher.sortedRange(
+                        query.filter, by: query.sort[0], needed: needed, counting: query.countsTotal, tail: segments.tailKeys)
+                else { break }
                 walked.append(one)
             }
             if walked.count == segments.searchers.count {
@@ -62,6 +78,7 @@ extension DocumentStore {
                 return QueryResult(ids: query.window(merged), total: total, scannedPaths: [])
             }
         }
+        guard segments.masksResolved else { return nil }
         var matches: [OrdinalSet] = []
         for searcher in segments.searchers {
             guard let found = try searcher.matching(query.filter) else { return nil }

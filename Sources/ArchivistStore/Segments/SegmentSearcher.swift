@@ -10,23 +10,29 @@ import ArchivistBase
 /// their negations.
 struct SegmentSearcher: Sendable {
     let snapshot: MappedSegment
-    /// The ordinals that are live.
+    /// The ordinals that are live: all but the deleted ones and, when `masksResolved`, those the
+    /// tail supersedes.
     let live: OrdinalSet
+    /// Whether `live` leaves out what the tail supersedes. When not, only `sortedRange` without
+    /// a count answers, telling the tail's documents by their IDs; the rest answer nil.
+    let masksResolved: Bool
     /// Whether every ordinal is live (nothing newer supersedes one).
     let allLive: Bool
     let textSearch: TextSearch
 
-    /// The live documents of `segment`, all but its deleted ones and those the tail `masked`.
-    init(_ segment: OpenSegment, masked: Set<Int>, textSearch: TextSearch) {
+    /// The live documents of `segment`, all but its deleted ones and those the tail `masked`
+    /// (nil: not looked up yet; see `masksResolved`).
+    init(_ segment: OpenSegment, masked: Set<Int>?, textSearch: TextSearch) {
         snapshot = segment.mapped
-        live = segment.live(masking: masked)
-        allLive = live.count == segment.mapped.count
+        live = segment.live(masking: masked ?? [])
+        masksResolved = masked != nil
+        allLive = masksResolved && live.count == segment.mapped.count
         self.textSearch = textSearch
     }
 
     /// The live documents matching `filter`, or nil when the snapshot cannot say exactly.
     func matching(_ filter: Filter) throws(SegmentDamage) -> OrdinalSet? {
-        guard var found = try evaluate(filter) else { return nil }
+        guard masksResolved, var found = try evaluate(filter) else { return nil }
         found.formIntersection(live)
         return found
     }
@@ -182,9 +188,14 @@ struct SegmentSearcher: Sendable {
     /// of the filter (`section_name = Sports and pub_date >= 2000-01-01` by date). The range is
     /// never gathered as a set: the ten newest since 2000 cost ten documents' rows, not a million
     /// ordinals. Nil when the filter has no such conditions or the rest cannot be answered exactly.
+    ///
+    /// Without `counting`, `total` is only how many were found; and where the tail's masks were
+    /// not looked up, a document whose ID the tail changed (`tail`) is passed over as the masks
+    /// would: a look-up of the few documents walked instead of the tail's every change.
     func sortedRange(
-        _ filter: Filter, by key: SortKey, needed: Int
+        _ filter: Filter, by key: SortKey, needed: Int, counting: Bool = true, tail: Set<DocumentID> = []
     ) throws(SegmentDamage) -> (found: [(ordinal: Int, row: Int)], total: Int, field: SegmentField)? {
+        guard masksResolved || !counting else { return nil }
         var onKey: [Condition] = []
         var rest: [Filter] = []
         for part in Self.conjuncts(filter) {
@@ -196,15 +207,27 @@ struct SegmentSearcher: Sendable {
             guard let set = try evaluate(rest.count == 1 ? rest[0] : .and(rest)) else { return nil }
             others = set
         }
-        func accepts(_ ordinal: Int) -> Bool { live.contains(ordinal) && (others?.contains(ordinal) ?? true) }
+        var damage: SegmentDamage?
+        func accepts(_ ordinal: Int) -> Bool {
+            guard live.contains(ordinal), others?.contains(ordinal) ?? true else { return false }
+            guard !masksResolved, !tail.isEmpty else { return true }
+            do throws(SegmentDamage) {
+                return !tail.contains(DocumentID(try snapshot.id(at: ordinal)))
+            } catch {
+                damage = error
+                return false
+            }
+        }
         var found: [(ordinal: Int, row: Int)] = []
         if needed > 0 {
             try field.walkRows(in: rows, descending: key.isDescending) { ordinal, row in
-                guard accepts(Int(ordinal)) else { return true }
+                guard accepts(Int(ordinal)) else { return damage == nil }
                 found.append((Int(ordinal), row))
                 return found.count < needed
             }
         }
+        if let damage { throw damage }
+        guard counting else { return (found, found.count, field) }
         var total = try field.postingCount(ofRows: rows)
         if (!allLive || others != nil) && !rows.isEmpty {
             // Count the live documents of the rows that the rest of the filter accepts.
@@ -220,7 +243,7 @@ struct SegmentSearcher: Sendable {
     /// consecutive rows are consecutive); nil for any other filter, or when documents of the
     /// snapshot were changed or removed after it.
     func countOfRange(_ filter: Filter) throws(SegmentDamage) -> Int? {
-        guard allLive else { return nil }
+        guard masksResolved, allLive else { return nil }
         var path: String?
         var conditions: [Condition] = []
         for part in Self.conjuncts(filter) {
