@@ -1,5 +1,13 @@
 import ArchivistBase
 
+/// A segment's postings of one bucket of a date: the bucket's span and where in the field's
+/// postings its documents lie.
+private struct BucketRun {
+    var start: Int64
+    var end: Int64
+    var postings: Range<Int>
+}
+
 extension DocumentStore {
     /// One timeline per filter over the same spans: the documents each filter matches per bucket
     /// of the date at `path`, as `timeline(_:by:matching:)` counts them, on one list of spans from
@@ -58,27 +66,33 @@ extension DocumentStore {
                 guard let found = try searcher.matching(filter) else { return nil }
                 matches.append(found)
             }
-            // Rows are in value order: dates ascending, so one bucket's rows come together.
-            var current: (start: Int64, end: Int64)?
-            var running = [Int](repeating: 0, count: filters.count)
-            func close() {
-                guard let done = current else { return }
-                for f in running.indices where running[f] > 0 { counts[f][done.start, default: 0] += running[f] }
-                running = [Int](repeating: 0, count: filters.count)
-            }
-            for index in 0..<field.rowCount {
-                let row = try field.row(index)
-                guard row.rank == SortableKey.dateRank, row.isFacetValue else { continue }
-                if current == nil || row.instant < current!.start || row.instant >= current!.end {
-                    close()
+            // Rows are in value order: dates ascending, so one bucket's rows come together, and
+            // their postings too (the postings of consecutive rows are consecutive). The rows are
+            // read a run at a time and the postings in one read (each block checked once), not a
+            // read per row: a segment's dates are nearly one row per document. Then each bucket's
+            // postings are counted against each filter's matches in one pass.
+            let postings = try field.ordinals(ofRows: 0..<field.rowCount)
+            let postingsStart = field.rowCount > 0 ? try field.row(0).postingsStart : 0
+            var runs: [BucketRun] = []
+            try field.forEachRow(in: 0..<field.rowCount, into: &runs) { (runs, _, row) throws(SegmentDamage) -> Bool in
+                guard row.rank == SortableKey.dateRank, row.isFacetValue, row.count > 0 else { return true }
+                let first = row.postingsStart - postingsStart
+                guard first >= 0, first + row.count <= postings.count else { throw .unreadable("snapshot postings out of order") }
+                if let last = runs.last, row.instant >= last.start, row.instant < last.end, last.postings.upperBound == first {
+                    runs[runs.count - 1].postings = last.postings.lowerBound..<(first + row.count)
+                } else {
                     let start = bucket.start(of: row.instant)
-                    current = (start, bucket.next(after: start))
+                    runs.append(BucketRun(start: start, end: bucket.next(after: start), postings: first..<(first + row.count)))
                 }
-                for ordinal in try field.ordinals(of: row) where Int(ordinal) < segment.count {
-                    for f in matches.indices where matches[f].contains(Int(ordinal)) { running[f] += 1 }
+                return true
+            }
+            for run in runs {
+                let ordinals = UnsafeBufferPointer(rebasing: postings[run.postings])
+                for f in matches.indices {
+                    let found = matches[f].count(of: ordinals)
+                    if found > 0 { counts[f][run.start, default: 0] += found }
                 }
             }
-            close()
         }
         let tail = segments.tail
         let columns = tail.columns

@@ -57,9 +57,41 @@ struct SegmentField {
     /// Row `index` (0 ..< rowCount).
     func row(_ index: Int) throws(SegmentDamage) -> Row {
         guard index >= 0, index < rowCount else { throw .unreadable("snapshot dictionary row \(index) out of bounds") }
-        let r = BinaryReader(
-            buffer: try reader.bytes(
-                of: dictionary, at: index * SegmentBuilder.dictionaryRowSize, count: SegmentBuilder.dictionaryRowSize))
+        let bytes = try reader.bytes(
+            of: dictionary, at: index * SegmentBuilder.dictionaryRowSize, count: SegmentBuilder.dictionaryRowSize)
+        return try decodeRow(BinaryReader(buffer: bytes), index: index)
+    }
+
+    /// Rows read in runs (a read, and its blocks checked, per run of rows rather than per row):
+    /// how a walk over a whole dictionary (a timeline's dates) reads it.
+    static let rowsPerRead = 2048
+
+    /// Calls `body` with each row of `range` in order (`state`, the row's index and the row),
+    /// until it returns false; the rows are read `rowsPerRead` at a time.
+    func forEachRow<State>(
+        in range: Range<Int>, into state: inout State, _ body: (inout State, Int, Row) throws(SegmentDamage) -> Bool
+    ) throws(SegmentDamage) {
+        guard range.lowerBound >= 0, range.upperBound <= rowCount else {
+            throw .unreadable("snapshot dictionary rows \(range) out of bounds")
+        }
+        let size = SegmentBuilder.dictionaryRowSize
+        var start = range.lowerBound
+        while start < range.upperBound {
+            let end = min(range.upperBound, start + Self.rowsPerRead)
+            let bytes = try reader.bytes(of: dictionary, at: start * size, count: (end - start) * size)
+            for index in start..<end {
+                let row = try decodeRow(
+                    BinaryReader(buffer: UnsafeRawBufferPointer(rebasing: bytes[((index - start) * size)..<((index - start + 1) * size)])),
+                    index: index)
+                guard try body(&state, index, row) else { return }
+            }
+            start = end
+        }
+    }
+
+    /// A row from its bytes (at the start of `r`), its postings and value checked to lie in
+    /// their sections.
+    private func decodeRow(_ r: BinaryReader, index: Int) throws(SegmentDamage) -> Row {
         guard let rank = r.uint8(at: 0), let flags = r.uint8(at: 1),
             let count = r.uint32(at: 4), let word = r.uint64(at: 8), let start = r.uint64(at: 16),
             let valueOffset = r.uint32(at: 24), let valueLength = r.uint32(at: 28),
