@@ -73,6 +73,14 @@ extension DocumentStore {
 
     // MARK: Documents
 
+    /// How many IDs a pass over the whole store (`check`, `compact`, a `repair` that keeps the
+    /// numbers) looks up in the segments between letting their mapped pages go: each look-up
+    /// touches some twenty pages of a segment's IDs and entries (80 KB), so a thousand keep the
+    /// pages such a pass holds near 80 MB at any size of the store, where letting them stay would
+    /// hold every segment's IDs and entries by the end (290 MB of `check`'s 349 MB at 3M
+    /// documents). The pages stay in the page cache: a look-up after a drop costs minor faults.
+    static let lookUpBatch = 1_024
+
     /// Reads every document (a bucket at a time, several files at once) and compares each with
     /// its live entry; then, when fewer documents matched an entry than there are entries, finds
     /// the entries whose file is missing.
@@ -86,18 +94,23 @@ extension DocumentStore {
         // carry a digest of theirs).
         let log = try fileSystem.mappedContentsForRandomReads(of: changeLog.path) ?? FileBytes([])
         try scanDocuments(projection: state.projection, known: nil) { (_, files) throws(StoreError) in
-            // Each file compared with its entry on several threads (a look-up each).
-            let verdicts = ConcurrentReads.shared.map(files.count) { i -> Result<(StoreProblem?, Bool), StoreError> in
-                do throws(StoreError) {
-                    return .success(try self.examine(files[i], against: entries, log: log))
-                } catch {
-                    return .failure(error)
+            // Each file compared with its entry on several threads (a look-up each), a batch at
+            // a time, the segments' pages let go after each (see `lookUpBatch`).
+            for start in stride(from: 0, to: files.count, by: Self.lookUpBatch) {
+                let batch = files[start..<min(files.count, start + Self.lookUpBatch)]
+                let verdicts = ConcurrentReads.shared.map(batch.count) { i -> Result<(StoreProblem?, Bool), StoreError> in
+                    do throws(StoreError) {
+                        return .success(try self.examine(batch[batch.startIndex + i], against: entries, log: log))
+                    } catch {
+                        return .failure(error)
+                    }
                 }
-            }
-            for verdict in verdicts {
-                let (problem, isMatched) = try verdict.get()
-                if let problem { problems.append(problem) }
-                if isMatched { matched += 1 }
+                for verdict in verdicts {
+                    let (problem, isMatched) = try verdict.get()
+                    if let problem { problems.append(problem) }
+                    if isMatched { matched += 1 }
+                }
+                entries.dropResidentPages()
             }
             done += 1
             progress?(done, buckets.count)
@@ -230,6 +243,7 @@ extension DocumentStore {
                 }
             }
             batch.removeAll(keepingCapacity: true)
+            state.entries.dropResidentPages()
         }
         _ = try changeLog.forEachLine(
             end: status.size,
@@ -249,7 +263,7 @@ extension DocumentStore {
                 facts.fieldsDigest = removal.fields.map { Self.digest(of: $0, in: bytes, lineOffset: offset) } ?? 0
             }
             batch.append(facts)
-            if batch.count >= 16_384 { judge() }
+            if batch.count >= Self.lookUpBatch { judge() }
             return true
         }
         judge()

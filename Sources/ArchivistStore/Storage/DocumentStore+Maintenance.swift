@@ -88,8 +88,13 @@ extension DocumentStore {
         // written with the number of their place, which the new file no longer gives them.
         var numbersStated = false
         let entries = state.entries
+        // Each line's ID is looked up in the segments: their pages are let go every so often
+        // (`lookUpBatch`), so that what the look-ups touched does not add up to the store's size.
+        var lookedUp = 0
         let old = try changeLog.forEachLine(end: end) { line, bytes, sequence, offset in
             do throws(StoreError) {
+                lookedUp += 1
+                if lookedUp % Self.lookUpBatch == 0 { entries.dropResidentPages() }
                 guard let change = try self.table(try entries.lastChange(DocumentID(line.id))), change.sequence == sequence else {
                     return true
                 }

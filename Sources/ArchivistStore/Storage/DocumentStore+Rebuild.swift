@@ -62,6 +62,8 @@ extension DocumentStore {
                     batch.append(entry, fields: fields, file: file.file)
                 }
                 try kept.addRun(run)
+                // A look-up per document: the segments' pages are let go after each bucket.
+                entries.dropResidentPages()
                 if batch.count > 0 {
                     try fresh.append(batch.bytes)
                     next = batch.nextSequence
@@ -74,8 +76,11 @@ extension DocumentStore {
             var removals = ChangeLog.Batch(firstSequence: next)
             var failure: StoreError?
             var numbersStated = false
+            var lookedUp = 0
             let walked = try changeLog.forEachLine(end: end) { line, bytes, sequence, offset in
                 do throws(StoreError) {
+                    lookedUp += 1
+                    if lookedUp % Self.lookUpBatch == 0 { entries.dropResidentPages() }
                     if let first = merge.nextSequence, first < sequence {
                         throw .io(path: changeLog.path, operation: "read", message: "no line numbered \(first) (the index changed)")
                     }

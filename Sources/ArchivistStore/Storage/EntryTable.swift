@@ -189,6 +189,13 @@ struct EntryTable {
         overlay.reserveCapacity(count)
     }
 
+    /// Lets the segments' mapped pages go from this process (they stay in the page cache): a pass
+    /// that looks every ID up (`check`) calls it between batches, so that what its look-ups
+    /// touched is not counted in its memory until the end, at any size of the store.
+    func dropResidentPages() {
+        for segment in segments { segment.mapped.reader.file.dropResidentPages() }
+    }
+
     /// How many changes the tail holds (entries and removals).
     var tailCount: Int { overlay.count }
 
