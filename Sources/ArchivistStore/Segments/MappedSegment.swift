@@ -232,6 +232,18 @@ final class MappedSegment: Sendable {
             removedAt: Timestamp(milliseconds: Int64(bitPattern: removed)), fieldsDigest: digest)
     }
 
+    /// The sequence number of tombstone `index` (without reading its ID).
+    func tombstoneSequence(at index: Int) throws(SegmentDamage) -> Int {
+        guard let tombstoneRows else { throw .unreadable("segment has no tombstones") }
+        let row = BinaryReader(
+            buffer: try reader.bytes(
+                of: tombstoneRows, at: index * SegmentBuilder.tombstoneRowSize, count: SegmentBuilder.tombstoneRowSize))
+        guard let sequence = row.uint64(at: 0), sequence <= UInt64(Int.max) else {
+            throw .unreadable("segment tombstone \(index) out of bounds")
+        }
+        return Int(sequence)
+    }
+
     /// The index of the tombstone of an ID, or nil.
     func tombstoneIndex(of id: String) throws(SegmentDamage) -> Int? {
         guard tombstoneCount > 0 else { return nil }

@@ -87,27 +87,22 @@ extension DocumentStore {
         // Lines written before format 3 state no number (they are a prefix of the file): they are
         // written with the number of their place, which the new file no longer gives them.
         var numbersStated = false
-        let entries = state.entries
-        // Each line's ID is looked up in the segments: their pages are let go every so often
-        // (`lookUpBatch`), so that what the look-ups touched does not add up to the store's size.
-        var lookedUp = 0
+        // Whether each line is its ID's last change, from the segments' numbers read in order
+        // (not a look-up per line).
+        var walk = LastChangeWalk(state.entries)
         let old = try changeLog.forEachLine(end: end) { line, bytes, sequence, offset in
             do throws(StoreError) {
-                lookedUp += 1
-                if lookedUp % Self.lookUpBatch == 0 { entries.dropResidentPages() }
-                guard let change = try self.table(try entries.lastChange(DocumentID(line.id))), change.sequence == sequence else {
-                    return true
-                }
+                let verdict = try self.table(try walk.verdict(DocumentID(line.id), at: sequence))
                 switch line {
                 case .removal:
-                    guard change.isRemoval else { return true }
+                    guard verdict == .tombstone else { return true }
                     if purgeRemovals {
                         purged = max(purged, sequence)
                         return true
                     }
                     tombstoneLines += 1
                 case .entry:
-                    guard !change.isRemoval else { return true }
+                    guard verdict == .liveEntry else { return true }
                     entryLines += 1
                 }
                 ChangeLog.appendKept(

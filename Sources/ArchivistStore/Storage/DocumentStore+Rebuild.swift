@@ -76,19 +76,17 @@ extension DocumentStore {
             var removals = ChangeLog.Batch(firstSequence: next)
             var failure: StoreError?
             var numbersStated = false
-            var lookedUp = 0
+            var walk = LastChangeWalk(entries)
             let walked = try changeLog.forEachLine(end: end) { line, bytes, sequence, offset in
                 do throws(StoreError) {
-                    lookedUp += 1
-                    if lookedUp % Self.lookUpBatch == 0 { entries.dropResidentPages() }
                     if let first = merge.nextSequence, first < sequence {
                         throw .io(path: changeLog.path, operation: "read", message: "no line numbered \(first) (the index changed)")
                     }
                     let key = DocumentID(line.id)
-                    guard let last = try table(try entries.lastChange(key)), last.sequence == sequence else { return true }
+                    let verdict = try table(try walk.verdict(key, at: sequence))
                     switch line {
                     case .entry(let entry):
-                        guard !last.isRemoval else { return true }
+                        guard verdict == .liveEntry else { return true }
                         if merge.nextSequence == sequence {
                             pending.append(contentsOf: try merge.take())
                             pending.append(0x0A)
@@ -106,7 +104,7 @@ extension DocumentStore {
                         }
                     case .removal:
                         // A tombstone stays while its ID has no document.
-                        guard last.isRemoval, !changed.contains(key) else { return true }
+                        guard verdict == .tombstone, !changed.contains(key) else { return true }
                         ChangeLog.appendKept(
                             bytes, lineOffset: offset, sequence: sequence, numbersStated: &numbersStated, to: &pending, schema: schema)
                     }
