@@ -220,10 +220,7 @@ final class MappedSegment: Sendable {
 
     /// Tombstone `index` (in ID order).
     func tombstone(at index: Int) throws(SegmentDamage) -> Tombstone {
-        guard let tombstoneRows else { throw .unreadable("segment has no tombstones") }
-        let row = BinaryReader(
-            buffer: try reader.bytes(
-                of: tombstoneRows, at: index * SegmentBuilder.tombstoneRowSize, count: SegmentBuilder.tombstoneRowSize))
+        let row = try tombstoneRow(at: index)
         guard let sequence = row.uint64(at: 0), let removed = row.uint64(at: 8), let digest = row.uint64(at: 16),
             sequence <= UInt64(Int.max)
         else { throw .unreadable("segment tombstone \(index) out of bounds") }
@@ -234,14 +231,18 @@ final class MappedSegment: Sendable {
 
     /// The sequence number of tombstone `index` (without reading its ID).
     func tombstoneSequence(at index: Int) throws(SegmentDamage) -> Int {
-        guard let tombstoneRows else { throw .unreadable("segment has no tombstones") }
-        let row = BinaryReader(
-            buffer: try reader.bytes(
-                of: tombstoneRows, at: index * SegmentBuilder.tombstoneRowSize, count: SegmentBuilder.tombstoneRowSize))
-        guard let sequence = row.uint64(at: 0), sequence <= UInt64(Int.max) else {
+        guard let sequence = try tombstoneRow(at: index).uint64(at: 0), sequence <= UInt64(Int.max) else {
             throw .unreadable("segment tombstone \(index) out of bounds")
         }
         return Int(sequence)
+    }
+
+    /// The row of tombstone `index`: its number, removal time and fields' digest.
+    private func tombstoneRow(at index: Int) throws(SegmentDamage) -> BinaryReader {
+        guard let tombstoneRows else { throw .unreadable("segment has no tombstones") }
+        return BinaryReader(
+            buffer: try reader.bytes(
+                of: tombstoneRows, at: index * SegmentBuilder.tombstoneRowSize, count: SegmentBuilder.tombstoneRowSize))
     }
 
     /// The index of the tombstone of an ID, or nil.

@@ -74,12 +74,11 @@ extension DocumentStore {
     // MARK: Documents
 
     /// How many IDs `check` looks up in the segments (on several threads) between two calls of
-    /// `EntryTable.dropResidentPages`, which lets their mapped pages go once the process holds
-    /// more than its budget of them. A look-up touches some twenty pages of a segment's IDs and
+    /// `EntryTable.dropResidentPages`. A look-up touches some twenty pages of a segment's IDs and
     /// entries, and the first read of a block verifies the whole block: letting the pages stay
     /// would hold every segment's IDs and entries by the end of a check (290 MB of its 349 MB at
-    /// 3M documents); with batches of 1,024 it held 167 MB. Smaller batches cost time (fewer
-    /// files read at once): 256 took 196 s where 1,024 took 158 s at 3M.
+    /// 3M documents); with batches of 1,024 it held 167 MB (158 s). Letting them go only past
+    /// 64 MB of mapped pages held 209 MB; batches of 256 took 196 s (fewer files read at once).
     static let lookUpBatch = 1_024
 
     /// Reads every document (a bucket at a time, several files at once) and compares each with
@@ -98,10 +97,10 @@ extension DocumentStore {
             // Each file compared with its entry on several threads (a look-up each), a batch at
             // a time, the segments' pages let go after each (see `lookUpBatch`).
             for start in stride(from: 0, to: files.count, by: Self.lookUpBatch) {
-                let batch = files[start..<min(files.count, start + Self.lookUpBatch)]
+                let batch = Array(files[start..<min(files.count, start + Self.lookUpBatch)])
                 let verdicts = ConcurrentReads.shared.map(batch.count) { i -> Result<(StoreProblem?, Bool), StoreError> in
                     do throws(StoreError) {
-                        return .success(try self.examine(batch[batch.startIndex + i], against: entries, log: log))
+                        return .success(try self.examine(batch[i], against: entries, log: log))
                     } catch {
                         return .failure(error)
                     }

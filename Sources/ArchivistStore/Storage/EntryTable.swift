@@ -189,18 +189,11 @@ struct EntryTable {
         overlay.reserveCapacity(count)
     }
 
-    /// The resident pages of mapped files past which `dropResidentPages` lets the segments'
-    /// pages go.
-    static let residentBudget = 64 << 20
-
-    /// Lets the segments' mapped pages go from this process (they stay in the page cache) when
-    /// the process holds more than `residentBudget` of mapped files' pages (always, where the
-    /// system does not say how many): a pass that looks every ID up (`check`, `compact`) calls
-    /// it between batches, so that what its look-ups touched (a whole block the first time one
-    /// is read, as it is verified) is not counted in its memory until the end, at any size of
-    /// the store.
+    /// Lets the segments' mapped pages go from this process (they stay in the page cache): a pass
+    /// that looks every ID up (`check`, a `repair` that keeps the numbers) calls it between
+    /// batches, so that what its look-ups touched (a whole block the first time one is read, as
+    /// it is verified) is not counted in its memory until the end, at any size of the store.
     func dropResidentPages() {
-        if let resident = ResidentPages.fileBacked(), resident <= Self.residentBudget { return }
         for segment in segments { segment.mapped.reader.file.dropResidentPages() }
     }
 
