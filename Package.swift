@@ -31,7 +31,7 @@ let package = Package(
         // What the engine and its users share: JSON values, their parser and writer, dates, hashes,
         // and the vocabulary of a store (its schema, filters and sorts as values, errors, side files,
         // the file-system seam, and DataFolder, what the client stores through). Foundation only.
-        .target(name: "ArchivistBase", swiftSettings: sanitizesThreads ? [.define("ARCHIVIST_TSAN")] : []),
+        .target(name: "ArchivistBase", dependencies: ["CMalloc"], swiftSettings: sanitizesThreads ? [.define("ARCHIVIST_TSAN")] : []),
         // The storage engine: documents, index, journal, lock, queries, text search. Foundation
         // only; it knows nothing of NYT articles (the client gives it the NYT schema).
         .target(name: "ArchivistStore", dependencies: ["ArchivistBase"]),
@@ -43,6 +43,9 @@ let package = Package(
         // URLSession (FoundationNetworking, libcurl) behind a small C ABI, built only as the
         // dynamic library above; nothing depends on it at link time.
         .target(name: "ArchivistNetwork"),
+        // glibc's malloc_trim (malloc.h is not in the Glibc module): the heap's free pages handed
+        // back between the phases of long maintenance commands (ProcessMemory).
+        .systemLibrary(name: "CMalloc"),
         // libedit, through a shim header for its variadic functions (apt: libedit-dev).
         .systemLibrary(name: "CEditLine", pkgConfig: "libedit", providers: [.apt(["libedit-dev"])]),
         // libpq's header (apt: libpq-dev), for its types and a table of its functions: nothing links

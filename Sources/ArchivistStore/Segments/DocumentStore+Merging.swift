@@ -59,6 +59,8 @@ extension DocumentStore {
             manifest.nextNumber = number + 1
         }
         try install(manifest, &state)
+        // What the merge allocated (its cursors, postings, chunks) goes back to the system.
+        ProcessMemory.releaseFreePages()
     }
 
     /// Builds the segments again from the log (the lock held): its lines are read a chunk at a

@@ -229,6 +229,8 @@ extension DocumentStore {
         }
         manifest.coverage = try coverage(of: state.index)
         try install(manifest, &state)
+        // The tail's build (its postings, dictionaries and entries) is freed: let the heap go.
+        ProcessMemory.releaseFreePages()
     }
 
     /// Builds segment `number` of the tail's entries and removals (a file aside, synced, renamed

@@ -51,7 +51,9 @@ extension DocumentStore {
     ) throws(StoreError) -> [StoreProblem] {
         // The segments' blocks first: every later read of them then skips its checksum's check.
         var problems = try segmentProblems(&state)
+        ProcessMemory.releaseFreePages()
         problems += try logProblems(&state)
+        ProcessMemory.releaseFreePages()
         if let documents {
             problems += documents
         } else {
@@ -113,6 +115,8 @@ extension DocumentStore {
                 entries.dropResidentPages()
             }
             done += 1
+            // The documents' bytes read on several threads are freed in their arenas.
+            ProcessMemory.releaseFreePages()
             progress?(done, buckets.count)
         }
         if matched < (try table(try entries.count)) {
@@ -191,60 +195,27 @@ extension DocumentStore {
 
     // MARK: The log
 
-    /// What a log line says, as `check` compares it with the segments.
-    private struct LineFacts: Sendable {
-        var id: String
-        var sequence: Int
-        var isCovered: Bool
-        /// The entry a line holds (nil for a removal), its removal time, and its fields' digest.
-        var entry: IndexEntry?
-        var removedAt: Timestamp?
-        var fieldsDigest: UInt64
-    }
-
-    /// What one line's comparison found.
-    private enum LineVerdict: Sendable {
-        case matched, superseded, mismatch(String)
-    }
-
-    /// Reads every line of the log once: it must parse, and each line the segments cover must
+    /// Reads every line of the log once: it must parse, and the lines the segments cover must
     /// agree with them (the last line of each ID is its live entry or tombstone there, and every
-    /// live record of the segments is such a line). The lines are compared a batch at a time on
-    /// several threads (a look-up each).
+    /// live record of the segments is such a line).
+    ///
+    /// Without a look-up per line: the covered lines' IDs, numbers and digests are sorted by ID
+    /// (`SortedRuns`, in runs in `tmp/` past `checkRunBytes`) and walked beside the segments'
+    /// live records in ID order (`SegmentRecordWalk`), each read front to back. A look-up per line
+    /// touched pages all over the segments' IDs and entries, which stayed in the process's memory
+    /// in proportion to the store (208 MB of a 3 GB segment at 3M documents).
     private func logProblems(_ state: inout State) throws(StoreError) -> [StoreProblem] {
         guard let status = try fileSystem.status(of: changeLog.path) else { return [] }
         let covered = state.manifest?.coverage.offset ?? 0
         let segments = state.entries.segments
         var problems: [StoreProblem] = []
         var unreadable: StoreProblem?
-        var mismatch: String?
-        var matched = 0
         var failure: StoreError?
-        var batch: [LineFacts] = []
-        func judge() {
-            guard !batch.isEmpty, mismatch == nil, failure == nil else {
-                batch.removeAll(keepingCapacity: true)
-                return
-            }
-            let lines = batch
-            let verdicts = ConcurrentReads.shared.map(lines.count) { i -> Result<LineVerdict, StoreError> in
-                do throws(StoreError) {
-                    return .success(try self.judge(lines[i], in: segments))
-                } catch {
-                    return .failure(error)
-                }
-            }
-            for verdict in verdicts {
-                switch verdict {
-                case .success(.matched): matched += 1
-                case .success(.superseded): break
-                case .success(.mismatch(let why)): mismatch = mismatch ?? why
-                case .failure(let error): failure = failure ?? error
-                }
-            }
-            batch.removeAll(keepingCapacity: true)
-            state.entries.dropResidentPages()
-        }
+        let runs = SortedRuns(
+            fileSystem: fileSystem, folder: path(FileNames.temporary),
+            prefix: "check-\(ProcessInfo.processInfo.processIdentifier)-\(UInt32.random(in: 0...UInt32.max))",
+            runBytes: options.checkRunBytes)
+        defer { runs.discard() }
         _ = try changeLog.forEachLine(
             end: status.size,
             invalid: { line, reason in
@@ -252,94 +223,98 @@ extension DocumentStore {
                 return false
             }
         ) { line, bytes, sequence, offset in
-            guard !segments.isEmpty, mismatch == nil, failure == nil else { return mismatch == nil && failure == nil }
-            var facts = LineFacts(id: line.id, sequence: sequence, isCovered: offset < covered, entry: nil, removedAt: nil, fieldsDigest: 0)
+            guard failure == nil else { return false }
+            guard !segments.isEmpty, offset < covered else { return true }
+            let kind: UInt8
+            let facts: UInt64
             switch line {
             case .entry(let entry):
-                facts.entry = entry
-                facts.fieldsDigest = Self.digest(of: entry.fields, in: bytes, lineOffset: offset)
+                kind = SegmentRecordWalk.Kind.entry
+                facts = SegmentRecordWalk.entryFacts(
+                    hash: entry.hash, size: UInt64(entry.size), storedAt: entry.storedAt.milliseconds,
+                    updatedAt: entry.updatedAt.milliseconds, fields: Self.digest(of: entry.fields, in: bytes, lineOffset: offset))
             case .removal(let removal):
-                facts.removedAt = removal.removedAt ?? Timestamp(milliseconds: 0)
-                facts.fieldsDigest = removal.fields.map { Self.digest(of: $0, in: bytes, lineOffset: offset) } ?? 0
+                kind = SegmentRecordWalk.Kind.removal
+                facts = SegmentRecordWalk.removalFacts(
+                    removedAt: (removal.removedAt ?? Timestamp(milliseconds: 0)).milliseconds,
+                    fields: removal.fields.map { Self.digest(of: $0, in: bytes, lineOffset: offset) } ?? 0)
             }
-            batch.append(facts)
-            if batch.count >= Self.lookUpBatch { judge() }
-            return true
+            var id = line.id
+            failure = id.withUTF8 { raw -> StoreError? in
+                do throws(StoreError) {
+                    try runs.append(id: UnsafeRawBufferPointer(raw), number: sequence, kind: kind, digest: facts)
+                    return nil
+                } catch {
+                    return error
+                }
+            }
+            return failure == nil
         }
-        judge()
         if let failure { throw failure }
-        if let unreadable { problems.append(unreadable) }
-        if let mismatch {
-            problems.append(Self.segmentProblem(FileNames.segments, mismatch))
-        } else if unreadable == nil, !segments.isEmpty {
-            let records = segments.reduce(0) { total, segment in
-                total + segment.liveDocuments + segment.record.tombstones - segment.record.deletedTombstones
-            }
-            if matched != records {
-                problems.append(
-                    Self.segmentProblem(
-                        FileNames.segments, "the segments hold \(Plural.count(records, "live record")), the log \(matched)"))
-            }
+        if let unreadable {
+            problems.append(unreadable)
+            return problems
         }
+        guard !segments.isEmpty else { return problems }
+        if let mismatch = try compareLastLines(runs, with: segments) {
+            problems.append(Self.segmentProblem(FileNames.segments, mismatch))
+        }
+        state.entries.dropResidentPages()
         return problems
     }
 
-    /// One line against its ID's record in the segments.
-    private func judge(_ line: LineFacts, in segments: [OpenSegment]) throws(StoreError) -> LineVerdict {
-        guard let record = try record(of: line.id, in: segments) else {
-            // Before the segments' coverage every ID has a record (live or removed); after it,
-            // the tail holds the changes.
-            return line.isCovered ? .mismatch("ID \(StoreError.quote(line.id)) (line seq \(line.sequence)) is in no segment") : .superseded
-        }
-        if record.sequence > line.sequence { return .superseded }
-        if record.sequence < line.sequence {
-            return line.isCovered
-                ? .mismatch("ID \(StoreError.quote(line.id)): the log has change \(line.sequence), the segments \(record.sequence)")
-                : .superseded
-        }
-        return agrees(line, record) ? .matched : .mismatch("ID \(StoreError.quote(line.id)) (seq \(line.sequence)) differs from the log")
-    }
-
-    /// A live record of an ID in the segments (a document or a tombstone): its number and what
-    /// the log line must say.
-    private struct Record {
-        var sequence: Int
-        var entry: IndexEntry?
-        var tombstone: MappedSegment.Tombstone?
-    }
-
-    /// The live record of `id` in `segments`, or nil.
-    private func record(of id: String, in segments: [OpenSegment]) throws(StoreError) -> Record? {
-        var text = id
-        let hash = text.withUTF8 { IDFilter.hash(UnsafeRawBufferPointer($0)) }
-        for segment in segments.reversed() {
-            let mapped = segment.mapped
-            guard try table(try mapped.mayContain(idHash: hash)) else { continue }
-            if let ordinal = try table(try mapped.ordinal(of: id)), !segment.isDeleted(ordinal) {
-                let entry = try table(try mapped.entry(at: ordinal))
-                return Record(sequence: entry.sequence, entry: entry, tombstone: nil)
+    /// Walks the sorted lines beside the segments' live records, both in ID order: each ID's last
+    /// line must be its record (same number, kind and digest), and each record must be some
+    /// ID's last line. The first disagreement, described; nil when they agree.
+    private func compareLastLines(_ runs: SortedRuns, with segments: [OpenSegment]) throws(StoreError) -> String? {
+        var records = SegmentRecordWalk(segments)
+        var mismatch: String?
+        var last: (id: [UInt8], number: Int, kind: UInt8, digest: UInt64)?
+        func quote(_ id: [UInt8]) -> String { StoreError.quote(String(decoding: id, as: UTF8.self)) }
+        /// Compares one ID's last line with the records, passing the records of smaller IDs.
+        func settle(_ line: (id: [UInt8], number: Int, kind: UInt8, digest: UInt64)) throws(StoreError) {
+            while let record = try records.current() {
+                let order = line.id.withUnsafeBytes { ValueOrder.compareBytes(record.id, $0) }
+                if order > 0 { break }
+                if order < 0 {
+                    mismatch =
+                        "ID \(StoreError.quote(String(decoding: record.id, as: UTF8.self))) (seq \(record.number)) is in the segments but not in the log"
+                    return
+                }
+                if record.number != line.number {
+                    mismatch = "ID \(quote(line.id)): the log has change \(line.number), the segments \(record.number)"
+                    return
+                }
+                if record.kind != line.kind || record.digest != line.digest {
+                    mismatch = "ID \(quote(line.id)) (seq \(line.number)) differs from the log"
+                    return
+                }
+                try records.advance()
+                if let next = try records.current(), line.id.withUnsafeBytes({ ValueOrder.compareBytes(next.id, $0) }) == 0 {
+                    mismatch = "ID \(quote(line.id)) is live in two segments"
+                }
+                return
             }
-            if let index = try table(try mapped.tombstoneIndex(of: id)), !segment.isDeleted(mapped.count + index) {
-                let tombstone = try table(try mapped.tombstone(at: index))
-                return Record(sequence: tombstone.sequence, entry: nil, tombstone: tombstone)
+            mismatch = "ID \(quote(line.id)) (line seq \(line.number)) is in no segment"
+        }
+        try runs.forEach { (line) throws(StoreError) -> Bool in
+            if let previous = last, !previous.id.withUnsafeBytes({ ValueOrder.compareBytes($0, line.id) == 0 }) {
+                try settle(previous)
+                if mismatch != nil { return false }
             }
+            if let previous = last, previous.id.withUnsafeBytes({ ValueOrder.compareBytes($0, line.id) == 0 }) {
+                last = (previous.id, line.number, line.kind, line.digest)
+            } else {
+                last = (Array(line.id), line.number, line.kind, line.digest)
+            }
+            return true
         }
-        return nil
-    }
-
-    /// Whether a log line says what its record in the segments says.
-    private func agrees(_ line: LineFacts, _ record: Record) -> Bool {
-        switch (line.entry, record.entry, record.tombstone) {
-        case (let entry?, let stored?, nil):
-            guard entry.hash == stored.hash, entry.size == stored.size, entry.storedAt == stored.storedAt,
-                entry.updatedAt == stored.updatedAt, case .logLine(let digest) = stored.fields
-            else { return false }
-            return line.fieldsDigest == digest
-        case (nil, nil, let tombstone?):
-            return line.removedAt == tombstone.removedAt && line.fieldsDigest == tombstone.fieldsDigest
-        default:
-            return false
+        if mismatch == nil, let previous = last { try settle(previous) }
+        if mismatch == nil, let record = try records.current() {
+            mismatch =
+                "ID \(StoreError.quote(String(decoding: record.id, as: UTF8.self))) (seq \(record.number)) is in the segments but not in the log"
         }
+        return mismatch
     }
 
     /// The digest of a line's fields, located in the file by the line's decoding (the line's

@@ -30,6 +30,9 @@ public final class DocumentStore: DataFolder, Sendable {
         /// Whether the store starts from its segments when they are usable (false: it reads the
         /// whole log, as a test of the log alone wants).
         public var usesSegments: Bool
+        /// The bytes of log lines `check` sorts in memory before it writes a sorted run to `tmp/`
+        /// (`SortedRuns`): tests make it small to have runs at any size.
+        var checkRunBytes = 16 << 20
 
         /// Options with defaults: a 10 s lock wait, a segment every 4,096 changes (32,768 in a
         /// bulk import), merges of 8.
