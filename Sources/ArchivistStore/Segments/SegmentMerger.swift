@@ -44,7 +44,7 @@ struct SegmentMerger {
     }
 
     /// How many steps between two drops of the inputs' resident pages.
-    static let stepsBetweenDrops = 32_768
+    static let stepsBetweenDrops = 8_192
 
     /// Counts a step and, every `stepsBetweenDrops`, lets the pages of the inputs' mappings go
     /// (they stay in the page cache): a merge reads each input once, front to back per section,
@@ -302,7 +302,8 @@ struct SegmentMerger {
                 var members: [(input: Int, row: SegmentField.Row, value: JSONValue?)]
                 var spelling: DocumentID?
                 var isMissing: Bool
-                var ordinals: [UInt32] = []
+                /// The group's smallest new ordinal (nil: none of its documents is carried over).
+                var first: UInt32?
             }
             var groups: [Group] = []
             for position in cursors.indices {
@@ -318,13 +319,29 @@ struct SegmentMerger {
                 }
             }
             for index in groups.indices {
-                groups[index].ordinals = try damage { () throws(SegmentDamage) in
-                    try self.mergedPostings(groups[index].members.map { (cursors[$0.input].field, $0.row, $0.input) })
-                }
+                let lists = try postingLists(groups[index].members.map { (cursors[$0.input].field, $0.row, $0.input) })
+                groups[index].first = Self.firstMerged(lists, ordinal: { $0 })
             }
-            groups.removeAll { $0.ordinals.isEmpty }
-            groups.sort { a, b in a.isMissing != b.isMissing ? a.isMissing : a.ordinals[0] < b.ordinals[0] }
+            groups.removeAll { $0.first == nil }
+            groups.sort { a, b in a.isMissing != b.isMissing ? a.isMissing : a.first! < b.first! }
             for (position, group) in groups.enumerated() {
+                // The postings stream into the segment a chunk at a time (a value of millions of
+                // documents is never held whole), then the row that counts them is spilled.
+                let lists = try postingLists(group.members.map { (cursors[$0.input].field, $0.row, $0.input) })
+                var postings = BinaryWriter(capacity: 1 << 16)
+                var count = 0
+                var last: UInt32?
+                try Self.forEachMerged(lists, ordinal: { $0 }) { (ordinal, _) throws(StoreError) in
+                    guard ordinal != last else { return }
+                    last = ordinal
+                    postings.append(ordinal)
+                    count += 1
+                    if postings.bytes.count >= 1 << 16 {
+                        try writer.append(postings)
+                        postings = BinaryWriter(capacity: 1 << 16)
+                    }
+                }
+                try writer.append(postings)
                 let first = group.members[0]
                 let field = cursors[first.input].field
                 var flags = first.row.flags & ~SegmentBuilder.RowFlag.tiesWithPrevious
@@ -341,7 +358,7 @@ struct SegmentMerger {
                 row.append(flags)
                 row.append(UInt8(0))
                 row.append(UInt8(0))
-                row.append(UInt32(group.ordinals.count))
+                row.append(UInt32(count))
                 row.append(word)
                 row.append(UInt64(postingCount))
                 row.append(UInt32(heapBytes))
@@ -349,12 +366,9 @@ struct SegmentMerger {
                 try rows.append(row)
                 try heap.append(value)
                 heapBytes += value.count
-                var postings = BinaryWriter(capacity: group.ordinals.count * 4)
-                for ordinal in group.ordinals { postings.append(ordinal) }
-                try writer.append(postings)
-                postingCount += group.ordinals.count
+                postingCount += count
                 rowCount += 1
-                step(1 + group.ordinals.count / 64)
+                step(1 + count / 64)
             }
         }
         try writer.end()
@@ -374,38 +388,71 @@ struct SegmentMerger {
         dropInputPages()
     }
 
-    /// The renumbered postings of some rows (of several inputs), merged ascending; the ordinals
-    /// not carried over left out.
-    private func mergedPostings(_ members: [(field: SegmentField, row: SegmentField.Row, input: Int)]) throws(SegmentDamage) -> [UInt32] {
-        var lists: [[UInt32]] = []
+    /// The postings of some rows (of several inputs) with each input's map of new ordinals.
+    private func postingLists(
+        _ members: [(field: SegmentField, row: SegmentField.Row, input: Int)]
+    ) throws(StoreError) -> [(postings: UnsafeBufferPointer<UInt32>, map: [UInt32])] {
+        var lists: [(postings: UnsafeBufferPointer<UInt32>, map: [UInt32])] = []
         for member in members {
-            let map = renumbering[member.input]
-            var list: [UInt32] = []
-            list.reserveCapacity(member.row.count)
-            for ordinal in try member.field.ordinals(of: member.row) where Int(ordinal) < map.count {
-                let mapped = map[Int(ordinal)]
-                if mapped != UInt32.max { list.append(mapped) }
-            }
-            lists.append(list)
+            let postings = try damage { () throws(SegmentDamage) in try member.field.ordinals(of: member.row) }
+            lists.append((postings, renumbering[member.input]))
         }
-        if lists.count == 1 { return lists[0] }
-        return Self.mergeAscending(lists)
+        return lists
     }
 
-    /// Ascending lists merged into one (each value once).
-    static func mergeAscending(_ lists: [[UInt32]]) -> [UInt32] {
-        var result: [UInt32] = []
-        result.reserveCapacity(lists.reduce(0) { $0 + $1.count })
+    /// The smallest new ordinal among postings lists (each ascending, read in place), or nil
+    /// when none of them is carried over.
+    static func firstMerged<Element>(
+        _ lists: [(postings: UnsafeBufferPointer<Element>, map: [UInt32])], ordinal: (Element) -> UInt32
+    ) -> UInt32? {
+        var first: UInt32?
+        for list in lists {
+            for posting in list.postings {
+                let old = Int(ordinal(posting))
+                guard old < list.map.count, list.map[old] != UInt32.max else { continue }
+                if first == nil || list.map[old] < first! { first = list.map[old] }
+                break
+            }
+        }
+        return first
+    }
+
+    /// Calls `body` with each carried-over posting of `lists` (each ascending by its old
+    /// ordinal, read in place) in ascending order of its new ordinal (a k-way merge: each
+    /// input's map keeps its order): the new ordinal and the posting. Equal new ordinals come
+    /// once per list, the earlier list first. Nothing is copied.
+    static func forEachMerged<Element>(
+        _ lists: [(postings: UnsafeBufferPointer<Element>, map: [UInt32])], ordinal: (Element) -> UInt32,
+        _ body: (UInt32, Element) throws(StoreError) -> Void
+    ) throws(StoreError) {
         var heads = [Int](repeating: 0, count: lists.count)
+        var values = [UInt32?](repeating: nil, count: lists.count)
+        func load(_ k: Int) {
+            let list = lists[k]
+            var at = heads[k]
+            while at < list.postings.count {
+                let old = Int(ordinal(list.postings[at]))
+                if old < list.map.count, list.map[old] != UInt32.max {
+                    heads[k] = at
+                    values[k] = list.map[old]
+                    return
+                }
+                at += 1
+            }
+            heads[k] = at
+            values[k] = nil
+        }
+        for k in lists.indices { load(k) }
         while true {
             var best: Int?
-            for (list, head) in heads.enumerated() where head < lists[list].count {
-                if best == nil || lists[list][head] < lists[best!][heads[best!]] { best = list }
+            for k in lists.indices {
+                guard let value = values[k] else { continue }
+                if best == nil || value < values[best!]! { best = k }
             }
-            guard let list = best else { return result }
-            let value = lists[list][heads[list]]
-            if result.last != value { result.append(value) }
-            heads[list] += 1
+            guard let k = best else { return }
+            try body(values[k]!, lists[k].postings[heads[k]])
+            heads[k] += 1
+            load(k)
         }
     }
 
@@ -437,36 +484,36 @@ struct SegmentMerger {
             }
             guard let smallest else { break }
             let term = Array(smallest)
-            var lists: [[SIMD2<UInt32>]] = []
+            var lists: [(postings: UnsafeBufferPointer<SIMD2<UInt32>>, map: [UInt32])] = []
             for (input, postings) in current {
                 heads[input] += 1
-                let map = renumbering[input]
-                var list: [SIMD2<UInt32>] = []
-                list.reserveCapacity(postings.count)
-                for posting in postings where Int(posting[0]) < map.count {
-                    let mapped = map[Int(posting[0])]
-                    if mapped != UInt32.max { list.append(SIMD2(mapped, posting[1])) }
-                }
-                if !list.isEmpty { lists.append(list) }
+                lists.append((postings, renumbering[input]))
             }
-            let merged = lists.count == 1 ? lists[0] : Self.mergePostings(lists)
-            guard !merged.isEmpty else { continue }
+            // The postings stream into the segment a chunk at a time: a common word's millions
+            // of postings are never held whole.
+            var bytes = BinaryWriter(capacity: 1 << 16)
+            var merged = 0
+            try Self.forEachMerged(lists, ordinal: { $0[0] }) { (ordinal, posting) throws(StoreError) in
+                bytes.append(ordinal)
+                bytes.append(posting[1])
+                merged += 1
+                if bytes.bytes.count >= 1 << 16 {
+                    try writer.append(bytes)
+                    bytes = BinaryWriter(capacity: 1 << 16)
+                }
+            }
+            guard merged > 0 else { continue }
+            try writer.append(bytes)
             var row = BinaryWriter(capacity: SegmentBuilder.termRowSize)
             row.append(UInt32(heapBytes))
             row.append(UInt32(term.count))
             row.append(UInt32(postingCount))
-            row.append(UInt32(merged.count))
+            row.append(UInt32(merged))
             try rows.append(row)
             try heap.append(term)
             heapBytes += term.count
-            var bytes = BinaryWriter(capacity: merged.count * 8)
-            for posting in merged {
-                bytes.append(posting[0])
-                bytes.append(posting[1])
-            }
-            try writer.append(bytes)
-            postingCount += merged.count
-            step(1 + merged.count / 64)
+            postingCount += merged
+            step(1 + merged / 64)
         }
         try writer.end()
         dropInputPages()
@@ -476,22 +523,6 @@ struct SegmentMerger {
         try writer.begin(.termHeap)
         try heap.drain { (chunk) throws(StoreError) in try writer.append(chunk) }
         try writer.end()
-    }
-
-    /// Lists of (ordinal, weight) ascending by ordinal merged into one.
-    static func mergePostings(_ lists: [[SIMD2<UInt32>]]) -> [SIMD2<UInt32>] {
-        var result: [SIMD2<UInt32>] = []
-        result.reserveCapacity(lists.reduce(0) { $0 + $1.count })
-        var heads = [Int](repeating: 0, count: lists.count)
-        while true {
-            var best: Int?
-            for (list, head) in heads.enumerated() where head < lists[list].count {
-                if best == nil || lists[list][head][0] < lists[best!][heads[best!]][0] { best = list }
-            }
-            guard let list = best else { return result }
-            result.append(lists[list][heads[list]])
-            heads[list] += 1
-        }
     }
 
     // MARK: Errors
