@@ -160,6 +160,26 @@ final class MappedSegment: Sendable {
     /// The entry of an ordinal: in a segment file with its sequence number and fields digest, in
     /// an older snapshot with its fields' span of the log.
     func entry(at ordinal: Int) throws(SegmentDamage) -> IndexEntry {
+        let row = try entryRow(at: ordinal)
+        return IndexEntry(
+            id: try id(at: ordinal), hash: row.hash, size: row.size, storedAt: row.storedAt, updatedAt: row.updatedAt,
+            fields: row.fields, sequence: row.sequence)
+    }
+
+    /// What an entry row holds, decoded (an entry without its ID).
+    struct EntryRow {
+        var hash: UInt64
+        var size: Int
+        var storedAt: Timestamp
+        var updatedAt: Timestamp
+        /// The fields' digest (`.logLine`) in a segment file, their span of the log before.
+        var fields: FieldsReference
+        /// The change's number (0 before layout 4).
+        var sequence: Int
+    }
+
+    /// The row of an ordinal's entry, decoded, without reading its ID.
+    func entryRow(at ordinal: Int) throws(SegmentDamage) -> EntryRow {
         let row = BinaryReader(buffer: try entryRowBytes(at: ordinal))
         guard let hash = row.uint64(at: 0), let size = row.uint64(at: 8), let stored = row.uint64(at: 16),
             let updated = row.uint64(at: 24), let fifth = row.uint64(at: 32), let sixth = row.uint64(at: 40),
@@ -173,9 +193,8 @@ final class MappedSegment: Sendable {
         } else {
             fields = .indexFile(offset: Int(fifth), length: Int(UInt32(truncatingIfNeeded: sixth)))
         }
-        return IndexEntry(
-            id: try id(at: ordinal), hash: hash, size: Int(size),
-            storedAt: Timestamp(milliseconds: Int64(bitPattern: stored)),
+        return EntryRow(
+            hash: hash, size: Int(size), storedAt: Timestamp(milliseconds: Int64(bitPattern: stored)),
             updatedAt: Timestamp(milliseconds: Int64(bitPattern: updated)), fields: fields, sequence: sequence)
     }
 

@@ -206,20 +206,17 @@ struct SegmentMerger {
         _ each: (Int, Int, inout BinaryWriter) throws(SegmentDamage) -> Void
     ) throws(StoreError) {
         try writer.begin(kind)
-        var chunk = BinaryWriter(capacity: 1 << 16)
+        var chunk = BinaryWriter(capacity: Self.chunkBytes)
         var failure: StoreError?
         do throws(SegmentDamage) {
             try Self.forEachInOrder(sets, idBytes: idBytes) { (input, ordinal) throws(SegmentDamage) in
                 try each(input, ordinal, &chunk)
                 step()
-                if chunk.bytes.count >= 1 << 16 {
-                    do throws(StoreError) {
-                        try writer.append(chunk)
-                    } catch {
-                        failure = error
-                        throw SegmentDamage.unreadable("the merge's output failed")
-                    }
-                    chunk = BinaryWriter(capacity: 1 << 16)
+                do throws(StoreError) {
+                    try Self.flushIfFull(&chunk, into: &writer)
+                } catch {
+                    failure = error
+                    throw SegmentDamage.unreadable("the merge's output failed")
                 }
             }
         } catch {
@@ -230,6 +227,16 @@ struct SegmentMerger {
         try writer.append(chunk)
         try writer.end()
         dropInputPages()
+    }
+
+    /// The bytes a section's output gathers before it is handed to the writer.
+    static let chunkBytes = 1 << 16
+
+    /// Hands `chunk` to `writer` and starts a new one once it holds `chunkBytes`.
+    private static func flushIfFull(_ chunk: inout BinaryWriter, into writer: inout SegmentWriter) throws(StoreError) {
+        guard chunk.bytes.count >= chunkBytes else { return }
+        try writer.append(chunk)
+        chunk = BinaryWriter(capacity: chunkBytes)
     }
 
     // MARK: Fields
@@ -302,7 +309,9 @@ struct SegmentMerger {
                 var members: [(input: Int, row: SegmentField.Row, value: JSONValue?)]
                 var spelling: DocumentID?
                 var isMissing: Bool
-                /// The group's smallest new ordinal (nil: none of its documents is carried over).
+                /// Its members' postings, and their smallest new ordinal (nil: none of its documents
+                /// is carried over).
+                var lists: [(postings: UnsafeBufferPointer<UInt32>, map: [UInt32])] = []
                 var first: UInt32?
             }
             var groups: [Group] = []
@@ -319,27 +328,23 @@ struct SegmentMerger {
                 }
             }
             for index in groups.indices {
-                let lists = try postingLists(groups[index].members.map { (cursors[$0.input].field, $0.row, $0.input) })
-                groups[index].first = Self.firstMerged(lists, ordinal: { $0 })
+                groups[index].lists = try postingLists(groups[index].members.map { (cursors[$0.input].field, $0.row, $0.input) })
+                groups[index].first = Self.firstMerged(groups[index].lists, ordinal: { $0 })
             }
             groups.removeAll { $0.first == nil }
             groups.sort { a, b in a.isMissing != b.isMissing ? a.isMissing : a.first! < b.first! }
             for (position, group) in groups.enumerated() {
                 // The postings stream into the segment a chunk at a time (a value of millions of
                 // documents is never held whole), then the row that counts them is spilled.
-                let lists = try postingLists(group.members.map { (cursors[$0.input].field, $0.row, $0.input) })
-                var postings = BinaryWriter(capacity: 1 << 16)
+                var postings = BinaryWriter(capacity: Self.chunkBytes)
                 var count = 0
                 var last: UInt32?
-                try Self.forEachMerged(lists, ordinal: { $0 }) { (ordinal, _) throws(StoreError) in
+                try Self.forEachMerged(group.lists, ordinal: { $0 }) { (ordinal, _) throws(StoreError) in
                     guard ordinal != last else { return }
                     last = ordinal
                     postings.append(ordinal)
                     count += 1
-                    if postings.bytes.count >= 1 << 16 {
-                        try writer.append(postings)
-                        postings = BinaryWriter(capacity: 1 << 16)
-                    }
+                    try Self.flushIfFull(&postings, into: &writer)
                 }
                 try writer.append(postings)
                 let first = group.members[0]
@@ -491,16 +496,13 @@ struct SegmentMerger {
             }
             // The postings stream into the segment a chunk at a time: a common word's millions
             // of postings are never held whole.
-            var bytes = BinaryWriter(capacity: 1 << 16)
+            var bytes = BinaryWriter(capacity: Self.chunkBytes)
             var merged = 0
             try Self.forEachMerged(lists, ordinal: { $0[0] }) { (ordinal, posting) throws(StoreError) in
                 bytes.append(ordinal)
                 bytes.append(posting[1])
                 merged += 1
-                if bytes.bytes.count >= 1 << 16 {
-                    try writer.append(bytes)
-                    bytes = BinaryWriter(capacity: 1 << 16)
-                }
+                try Self.flushIfFull(&bytes, into: &writer)
             }
             guard merged > 0 else { continue }
             try writer.append(bytes)

@@ -49,59 +49,54 @@ struct SegmentRecordWalk {
     }
 
     private var cursors: [Cursor] = []
-    /// The cursors not past their end, as a binary heap by their current ID.
-    private var heap: [Int] = []
-    private var started = false
+    /// The cursors not past their end, by their current ID.
+    private var heap: IndexHeap
     private var rows = 0
 
     /// A walk over `segments`' live records.
-    init(_ segments: [OpenSegment]) {
+    init(_ segments: [OpenSegment]) throws(StoreError) {
         for segment in segments {
             cursors.append(Cursor(segment: segment, tombstones: false))
             cursors.append(Cursor(segment: segment, tombstones: true))
         }
+        var live: [Int] = []
+        for index in cursors.indices where cursors[index].advance() { live.append(index) }
+        let cursors = cursors
+        heap = try Self.damage { () throws(SegmentDamage) in
+            try IndexHeap(live) { (a, b) throws(SegmentDamage) in try Self.less(cursors, a, b) }
+        }
     }
 
     /// The record the walk is at, or nil past the last.
-    mutating func current() throws(StoreError) -> Record? {
-        try damage { () throws(SegmentDamage) in
-            if !started {
-                started = true
-                for index in cursors.indices where cursors[index].advance() { heap.append(index) }
-                for position in stride(from: heap.count / 2 - 1, through: 0, by: -1) { try siftDown(position) }
-            }
-            guard let top = heap.first else { return nil }
-            return try record(of: cursors[top])
-        }
+    func current() throws(StoreError) -> Record? {
+        guard let top = heap.top else { return nil }
+        return try Self.damage { () throws(SegmentDamage) in try Self.record(of: cursors[top]) }
     }
 
     /// Moves past the current record.
     mutating func advance() throws(StoreError) {
-        _ = try current()
-        try damage { () throws(SegmentDamage) in
-            guard let top = heap.first else { return }
-            if !cursors[top].advance() {
-                heap[0] = heap[heap.count - 1]
-                heap.removeLast()
-            }
-            try siftDown(0)
-            rows += 1
-            if rows % Self.rowsBetweenDrops == 0 {
-                for cursor in cursors where !cursor.tombstones { cursor.segment.mapped.reader.file.dropResidentPages() }
-            }
+        guard let top = heap.top else { return }
+        let exhausted = !cursors[top].advance()
+        let cursors = cursors
+        try Self.damage { () throws(SegmentDamage) in
+            try heap.topChanged(exhausted: exhausted) { (a, b) throws(SegmentDamage) in try Self.less(cursors, a, b) }
+        }
+        rows += 1
+        if rows % Self.rowsBetweenDrops == 0 {
+            for cursor in cursors where !cursor.tombstones { cursor.segment.mapped.reader.file.dropResidentPages() }
         }
     }
 
     /// The digest of what a live entry and the log line that made it agree on: FNV-1a 64 of the
-    /// five words' little-endian bytes (as `FNV1a64.hash` of them, without an array).
+    /// five words, little-endian.
     static func entryFacts(hash: UInt64, size: UInt64, storedAt: Int64, updatedAt: Int64, fields: UInt64) -> UInt64 {
-        var state: UInt64 = 0xcbf2_9ce4_8422_2325
-        for word in [hash, size, UInt64(bitPattern: storedAt), UInt64(bitPattern: updatedAt), fields] {
-            for shift in stride(from: 0, to: 64, by: 8) {
-                state = (state ^ UInt64(truncatingIfNeeded: word >> UInt64(shift))) &* 0x0000_0100_0000_01b3
-            }
-        }
-        return state
+        var words = BinaryWriter(capacity: 40)
+        words.append(hash)
+        words.append(size)
+        words.append(storedAt)
+        words.append(updatedAt)
+        words.append(fields)
+        return FNV1a64.hash(words.bytes)
     }
 
     /// The digest of what a tombstone and the removal line that made it agree on.
@@ -111,7 +106,7 @@ struct SegmentRecordWalk {
 
     // MARK: Private
 
-    private func record(of cursor: Cursor) throws(SegmentDamage) -> Record {
+    private static func record(of cursor: Cursor) throws(SegmentDamage) -> Record {
         let mapped = cursor.segment.mapped
         let id = try cursor.idBytes()
         if cursor.tombstones {
@@ -120,37 +115,21 @@ struct SegmentRecordWalk {
                 id: id, number: tombstone.sequence, kind: Kind.removal,
                 digest: Self.removalFacts(removedAt: tombstone.removedAt.milliseconds, fields: tombstone.fieldsDigest))
         }
-        let row = BinaryReader(buffer: try mapped.entryRowBytes(at: cursor.index))
-        guard let hash = row.uint64(at: 0), let size = row.uint64(at: 8), let stored = row.uint64(at: 16),
-            let updated = row.uint64(at: 24), let fifth = row.uint64(at: 32), let sixth = row.uint64(at: 40),
-            fifth <= UInt64(Int.max)
-        else { throw .unreadable("segment entry \(cursor.index) out of bounds") }
-        guard mapped.isSegmentFile else { return Record(id: id, number: 0, kind: Kind.unmatched, digest: 0) }
+        let row = try mapped.entryRow(at: cursor.index)
+        guard case .logLine(let fields) = row.fields else { return Record(id: id, number: 0, kind: Kind.unmatched, digest: 0) }
         return Record(
-            id: id, number: Int(fifth), kind: Kind.entry,
+            id: id, number: row.sequence, kind: Kind.entry,
             digest: Self.entryFacts(
-                hash: hash, size: size, storedAt: Int64(bitPattern: stored), updatedAt: Int64(bitPattern: updated), fields: sixth))
+                hash: row.hash, size: UInt64(row.size), storedAt: row.storedAt.milliseconds, updatedAt: row.updatedAt.milliseconds,
+                fields: fields))
     }
 
-    private func less(_ a: Int, _ b: Int) throws(SegmentDamage) -> Bool {
+    private static func less(_ cursors: [Cursor], _ a: Int, _ b: Int) throws(SegmentDamage) -> Bool {
         let order = ValueOrder.compareBytes(try cursors[a].idBytes(), try cursors[b].idBytes())
         return order != 0 ? order < 0 : a < b
     }
 
-    private mutating func siftDown(_ from: Int) throws(SegmentDamage) {
-        var parent = from
-        while true {
-            let left = 2 * parent + 1
-            guard left < heap.count else { return }
-            var child = left
-            if left + 1 < heap.count, try less(heap[left + 1], heap[left]) { child = left + 1 }
-            guard try less(heap[child], heap[parent]) else { return }
-            heap.swapAt(child, parent)
-            parent = child
-        }
-    }
-
-    private func damage<T>(_ body: () throws(SegmentDamage) -> T) throws(StoreError) -> T {
+    private static func damage<T>(_ body: () throws(SegmentDamage) -> T) throws(StoreError) -> T {
         do {
             return try body()
         } catch {

@@ -267,53 +267,47 @@ extension DocumentStore {
     /// line must be its record (same number, kind and digest), and each record must be some
     /// ID's last line. The first disagreement, described; nil when they agree.
     private func compareLastLines(_ runs: SortedRuns, with segments: [OpenSegment]) throws(StoreError) -> String? {
-        var records = SegmentRecordWalk(segments)
+        var records = try SegmentRecordWalk(segments)
         var mismatch: String?
         var last: (id: [UInt8], number: Int, kind: UInt8, digest: UInt64)?
-        func quote(_ id: [UInt8]) -> String { StoreError.quote(String(decoding: id, as: UTF8.self)) }
-        /// Compares one ID's last line with the records, passing the records of smaller IDs.
-        func settle(_ line: (id: [UInt8], number: Int, kind: UInt8, digest: UInt64)) throws(StoreError) {
-            while let record = try records.current() {
-                let order = line.id.withUnsafeBytes { ValueOrder.compareBytes(record.id, $0) }
-                if order > 0 { break }
-                if order < 0 {
-                    mismatch =
-                        "ID \(StoreError.quote(String(decoding: record.id, as: UTF8.self))) (seq \(record.number)) is in the segments but not in the log"
-                    return
-                }
-                if record.number != line.number {
-                    mismatch = "ID \(quote(line.id)): the log has change \(line.number), the segments \(record.number)"
-                    return
-                }
-                if record.kind != line.kind || record.digest != line.digest {
-                    mismatch = "ID \(quote(line.id)) (seq \(line.number)) differs from the log"
-                    return
-                }
-                try records.advance()
-                if let next = try records.current(), line.id.withUnsafeBytes({ ValueOrder.compareBytes(next.id, $0) }) == 0 {
-                    mismatch = "ID \(quote(line.id)) is live in two segments"
-                }
-                return
+        func quote(_ id: some Collection<UInt8>) -> String { StoreError.quote(String(decoding: id, as: UTF8.self)) }
+        func notInTheLog(_ record: SegmentRecordWalk.Record) -> String {
+            "ID \(quote(record.id)) (seq \(record.number)) is in the segments but not in the log"
+        }
+        /// Compares one ID's last line with its record, passing the records of smaller IDs.
+        func settle(_ line: (id: [UInt8], number: Int, kind: UInt8, digest: UInt64)) throws(StoreError) -> String? {
+            let inNoSegment = { "ID \(quote(line.id)) (line seq \(line.number)) is in no segment" }
+            guard let record = try records.current() else { return inNoSegment() }
+            let order = line.id.withUnsafeBytes { ValueOrder.compareBytes(record.id, $0) }
+            if order < 0 { return notInTheLog(record) }
+            if order > 0 { return inNoSegment() }
+            if record.number != line.number {
+                return "ID \(quote(line.id)): the log has change \(line.number), the segments \(record.number)"
             }
-            mismatch = "ID \(quote(line.id)) (line seq \(line.number)) is in no segment"
+            if record.kind != line.kind || record.digest != line.digest {
+                return "ID \(quote(line.id)) (seq \(line.number)) differs from the log"
+            }
+            try records.advance()
+            if let next = try records.current(), line.id.withUnsafeBytes({ ValueOrder.compareBytes(next.id, $0) }) == 0 {
+                return "ID \(quote(line.id)) is live in two segments"
+            }
+            return nil
         }
         try runs.forEach { (line) throws(StoreError) -> Bool in
-            if let previous = last, !previous.id.withUnsafeBytes({ ValueOrder.compareBytes($0, line.id) == 0 }) {
-                try settle(previous)
-                if mismatch != nil { return false }
-            }
-            if let previous = last, previous.id.withUnsafeBytes({ ValueOrder.compareBytes($0, line.id) == 0 }) {
+            if let previous = last, previous.id.withUnsafeBytes({ ValueOrder.compareBytes($0, line.id) }) == 0 {
+                // The same ID again: a later change of it (the lines come in number order).
                 last = (previous.id, line.number, line.kind, line.digest)
-            } else {
-                last = (Array(line.id), line.number, line.kind, line.digest)
+                return true
             }
+            if let previous = last, let found = try settle(previous) {
+                mismatch = found
+                return false
+            }
+            last = (Array(line.id), line.number, line.kind, line.digest)
             return true
         }
-        if mismatch == nil, let previous = last { try settle(previous) }
-        if mismatch == nil, let record = try records.current() {
-            mismatch =
-                "ID \(StoreError.quote(String(decoding: record.id, as: UTF8.self))) (seq \(record.number)) is in the segments but not in the log"
-        }
+        if mismatch == nil, let previous = last { mismatch = try settle(previous) }
+        if mismatch == nil, let record = try records.current() { mismatch = notInTheLog(record) }
         return mismatch
     }
 

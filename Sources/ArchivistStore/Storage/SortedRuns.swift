@@ -7,10 +7,10 @@ import ArchivistBase
 /// sorts the log's lines by ID this way to compare each ID's last change with the segments, which
 /// are in ID order, without a look-up per line (which would touch pages all over the segments).
 ///
-/// A run's record: the ID's length (2 bytes, little-endian), its bytes, the number (8), the kind
-/// (1) and the digest (8). Run files are named `prefix-N.run`, removed by `discard` (and when
-/// the value goes away); a crash leaves them in `tmp/`, where `check` reports them and `repair`
-/// removes them like any leftover.
+/// A run's record, little-endian (`BinaryWriter`): the ID's length (4 bytes), its bytes, the
+/// number (8), the kind (1) and the digest (8). Run files are named `prefix-N.run`, removed by
+/// `discard` (and when the value goes away); a crash leaves them in `tmp/`, where `check` reports
+/// them and `repair` removes them like any leftover.
 final class SortedRuns {
     /// One record, as the merge hands it over (`id` valid during the call only).
     struct Record {
@@ -25,13 +25,10 @@ final class SortedRuns {
     private let prefix: String
     private let runBytes: Int
     /// The records not yet in a run, packed, and where each starts.
-    private var buffer: [UInt8] = []
-    private var starts: [Int32] = []
+    private var buffer = BinaryWriter()
+    private var starts: [Int] = []
     /// The run files written so far.
     private var runs: [String] = []
-
-    /// The longest ID a record holds (the length is stored in 2 bytes).
-    static let maximumIDBytes = Int(UInt16.max)
 
     /// An empty sorter whose runs go to `folder` (created when the first run is written) as
     /// `prefix-N.run`, a run each `runBytes` of records.
@@ -47,31 +44,26 @@ final class SortedRuns {
 
     /// Adds a record.
     func append(id: UnsafeRawBufferPointer, number: Int, kind: UInt8, digest: UInt64) throws(StoreError) {
-        guard id.count <= Self.maximumIDBytes else {
-            throw .invalidFile(path: folder, reason: "an ID of \(id.count) bytes is too long to sort")
-        }
-        starts.append(Int32(buffer.count))
-        buffer.append(UInt8(id.count & 0xFF))
-        buffer.append(UInt8(id.count >> 8))
+        starts.append(buffer.bytes.count)
+        buffer.append(UInt32(id.count))
         buffer.append(contentsOf: id)
-        Self.appendWord(UInt64(bitPattern: Int64(number)), to: &buffer)
+        buffer.append(Int64(number))
         buffer.append(kind)
-        Self.appendWord(digest, to: &buffer)
-        if buffer.count >= runBytes { try writeRun() }
+        buffer.append(digest)
+        if buffer.bytes.count >= runBytes { try writeRun() }
     }
 
-    /// Calls `body` with every record in order (ID bytes, then number), the runs merged; `body`
-    /// returns false to stop. The records are then gone (run files removed).
+    /// Calls `body` with every record in order (ID bytes, then number; equal ones in the order
+    /// they were added), the runs merged; `body` returns false to stop. The records are then gone
+    /// (run files removed).
     func forEach(_ body: (Record) throws(StoreError) -> Bool) throws(StoreError) {
         defer { discard() }
         if runs.isEmpty {
             // Everything fits in memory: one sorted pass, no file.
             let order = sortedStarts()
-            let failure = buffer.withUnsafeBytes { raw -> StoreError? in
+            let failure = buffer.bytes.withUnsafeBytes { raw -> StoreError? in
                 do throws(StoreError) {
-                    for start in order {
-                        guard try body(Self.record(in: raw, at: Int(start)).record) else { return nil }
-                    }
+                    for start in order where try !body(Self.record(in: raw, at: start)) { return nil }
                     return nil
                 } catch {
                     return error
@@ -83,42 +75,23 @@ final class SortedRuns {
         try writeRun()
         var readers: [RunReader] = []
         for run in runs { readers.append(try RunReader(fileSystem: fileSystem, path: run)) }
-        // A binary heap of the readers by their current record (ties: the earlier run first, so
-        // that equal records keep the order they were added in).
-        var heap: [Int] = readers.indices.filter { readers[$0].current != nil }
-        func less(_ a: Int, _ b: Int) -> Bool {
-            let order = Self.compare(readers[a].current!, readers[b].current!)
+        // Ties go to the earlier run, so that equal records keep the order they were added in.
+        let less = { (a: Int, b: Int) -> Bool in
+            let order = readers[a].withCurrent { x in readers[b].withCurrent { y in Self.compare(x, y) } }
             return order != 0 ? order < 0 : a < b
         }
-        func siftDown(_ from: Int) {
-            var parent = from
-            while true {
-                let left = 2 * parent + 1
-                guard left < heap.count else { return }
-                var child = left
-                if left + 1 < heap.count, less(heap[left + 1], heap[left]) { child = left + 1 }
-                guard less(heap[child], heap[parent]) else { return }
-                heap.swapAt(child, parent)
-                parent = child
-            }
-        }
-        for index in stride(from: heap.count / 2 - 1, through: 0, by: -1) { siftDown(index) }
-        while let top = heap.first {
-            let record = readers[top].current!
-            let more = record.id.withUnsafeBytes { id -> Result<Bool, StoreError> in
+        var heap = IndexHeap(readers.indices.filter { readers[$0].current != nil }, less: less)
+        while let top = heap.top {
+            let more = readers[top].withCurrent { record -> Result<Bool, StoreError> in
                 do throws(StoreError) {
-                    return .success(try body(Record(id: id, number: record.number, kind: record.kind, digest: record.digest)))
+                    return .success(try body(record))
                 } catch {
                     return .failure(error)
                 }
             }
             guard try more.get() else { return }
             try readers[top].advance()
-            if readers[top].current == nil {
-                heap[0] = heap[heap.count - 1]
-                heap.removeLast()
-            }
-            siftDown(0)
+            heap.topChanged(exhausted: readers[top].current == nil, less: less)
         }
     }
 
@@ -126,7 +99,7 @@ final class SortedRuns {
     func discard() {
         for run in runs { _ = try? fileSystem.removeFile(run) }
         runs = []
-        buffer = []
+        buffer = BinaryWriter()
         starts = []
     }
 
@@ -134,40 +107,31 @@ final class SortedRuns {
 
     // MARK: Runs
 
-    /// A record read from a run (owning its ID's bytes).
-    fileprivate struct OwnedRecord {
-        var id: [UInt8]
-        var number: Int
-        var kind: UInt8
-        var digest: UInt64
-    }
-
     /// Sorts the buffered records and writes them as a run file.
     private func writeRun() throws(StoreError) {
         guard !starts.isEmpty else { return }
         let order = sortedStarts()
         var out: [UInt8] = []
-        out.reserveCapacity(buffer.count)
-        buffer.withUnsafeBytes { raw in
+        out.reserveCapacity(buffer.bytes.count)
+        buffer.bytes.withUnsafeBytes { raw in
             for start in order {
-                let length = Self.recordLength(in: raw, at: Int(start))
-                out.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[Int(start)..<(Int(start) + length)]))
+                out.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[start..<(start + Self.length(of: raw, at: start))]))
             }
         }
         try fileSystem.createFolder(folder)
         let path = folder + "/" + prefix + "-\(runs.count + 1).run"
         runs.append(path)
         try fileSystem.write(out, to: path)
-        buffer.removeAll(keepingCapacity: true)
+        buffer = BinaryWriter(capacity: runBytes + runBytes / 8)
         starts.removeAll(keepingCapacity: true)
     }
 
-    /// The starts of the buffered records in record order (stable: equal records stay in the
-    /// order they were added).
-    private func sortedStarts() -> [Int32] {
-        buffer.withUnsafeBytes { raw in
+    /// The starts of the buffered records in record order (equal records in the order they were
+    /// added).
+    private func sortedStarts() -> [Int] {
+        buffer.bytes.withUnsafeBytes { raw in
             starts.enumerated().sorted { a, b in
-                let order = Self.compare(Self.record(in: raw, at: Int(a.element)).record, Self.record(in: raw, at: Int(b.element)).record)
+                let order = Self.compare(Self.record(in: raw, at: a.element), Self.record(in: raw, at: b.element))
                 return order != 0 ? order < 0 : a.offset < b.offset
             }.map(\.element)
         }
@@ -180,102 +144,79 @@ final class SortedRuns {
         return a.number < b.number ? -1 : (a.number > b.number ? 1 : 0)
     }
 
-    private static func compare(_ a: OwnedRecord, _ b: OwnedRecord) -> Int {
-        a.id.withUnsafeBytes { x in
-            b.id.withUnsafeBytes { y in
-                compare(
-                    Record(id: x, number: a.number, kind: a.kind, digest: a.digest),
-                    Record(id: y, number: b.number, kind: b.kind, digest: b.digest))
-            }
-        }
+    /// The bytes a record takes after its ID.
+    private static let fixedBytes = 8 + 1 + 8
+
+    /// The length of the whole record at `start` of `raw` (which holds at least its ID's length).
+    fileprivate static func length(of raw: UnsafeRawBufferPointer, at start: Int) -> Int {
+        4 + Int(BinaryReader(buffer: raw).uint32(at: start)!) + fixedBytes
     }
 
-    /// The bytes a record takes after its 2-byte length.
-    static let fixedBytes = 8 + 1 + 8
-
-    /// The length of the record at `start` of `raw` (whole, as `append` wrote it).
-    private static func recordLength(in raw: UnsafeRawBufferPointer, at start: Int) -> Int {
-        2 + (Int(raw[start]) | Int(raw[start + 1]) << 8) + fixedBytes
-    }
-
-    /// The record at `start` of `raw` (which holds it whole), and its length.
-    fileprivate static func record(in raw: UnsafeRawBufferPointer, at start: Int) -> (record: Record, length: Int) {
-        let idLength = Int(raw[start]) | Int(raw[start + 1]) << 8
-        let idStart = start + 2
-        let after = idStart + idLength
-        return (
-            Record(
-                id: UnsafeRawBufferPointer(rebasing: raw[idStart..<after]),
-                number: Int(Int64(bitPattern: word(in: raw, at: after))),
-                kind: raw[after + 8],
-                digest: word(in: raw, at: after + 9)),
-            2 + idLength + fixedBytes
-        )
-    }
-
-    private static func word(in raw: UnsafeRawBufferPointer, at start: Int) -> UInt64 {
-        var value: UInt64 = 0
-        for i in 0..<8 { value |= UInt64(raw[start + i]) << (8 * UInt64(i)) }
-        return value
-    }
-
-    private static func appendWord(_ value: UInt64, to bytes: inout [UInt8]) {
-        for i in 0..<8 { bytes.append(UInt8(truncatingIfNeeded: value >> (8 * UInt64(i)))) }
+    /// The record at `start` of `raw`, which holds it whole.
+    fileprivate static func record(in raw: UnsafeRawBufferPointer, at start: Int) -> Record {
+        let reader = BinaryReader(buffer: raw)
+        let after = start + 4 + Int(reader.uint32(at: start)!)
+        return Record(
+            id: UnsafeRawBufferPointer(rebasing: raw[(start + 4)..<after]),
+            number: Int(Int64(bitPattern: reader.uint64(at: after)!)),
+            kind: reader.uint8(at: after + 8)!,
+            digest: reader.uint64(at: after + 9)!)
     }
 
     /// Reads one run file front to back, a chunk at a time.
     private struct RunReader {
         let fileSystem: any FileSystem
         let path: String
-        /// The bytes read and not yet consumed.
+        /// The bytes read and not yet consumed, and where the current record starts in them.
         private var pending: [UInt8] = []
-        private var pendingStart = 0
+        private var start = 0
         private var fileOffset = 0
-        private var atEnd = false
-        /// The record at the front, or nil past the last.
-        private(set) var current: OwnedRecord?
+        /// The current record's start in `pending`, or nil past the last.
+        private(set) var current: Int?
 
         static let chunkBytes = 1 << 18
 
         init(fileSystem: any FileSystem, path: String) throws(StoreError) {
             self.fileSystem = fileSystem
             self.path = path
-            try advance()
+            try load()
+        }
+
+        /// Calls `body` with the current record.
+        func withCurrent<T>(_ body: (Record) -> T) -> T {
+            pending.withUnsafeBytes { body(SortedRuns.record(in: $0, at: current!)) }
         }
 
         /// Moves to the next record.
         mutating func advance() throws(StoreError) {
-            guard try fill(2) else {
+            guard let current else { return }
+            start = current + pending.withUnsafeBytes { SortedRuns.length(of: $0, at: current) }
+            try load()
+        }
+
+        /// Makes the record at `start` current, reading on as it needs; nil at the end of the
+        /// file, an error when it ends inside a record.
+        private mutating func load() throws(StoreError) {
+            guard try fill(4) else {
                 current = nil
                 return
             }
-            let idLength = Int(pending[pendingStart]) | Int(pending[pendingStart + 1]) << 8
-            let length = 2 + idLength + SortedRuns.fixedBytes
-            guard try fill(length) else {
-                throw .invalidFile(path: path, reason: "a sort run ends inside a record")
-            }
-            current = pending.withUnsafeBytes { raw in
-                let (record, _) = SortedRuns.record(in: raw, at: pendingStart)
-                return OwnedRecord(id: Array(record.id), number: record.number, kind: record.kind, digest: record.digest)
-            }
-            pendingStart += length
+            // With some bytes pending, an end before the record's last is an error (`fill`).
+            _ = try fill(pending.withUnsafeBytes { SortedRuns.length(of: $0, at: start) })
+            current = start
         }
 
-        /// Reads on until `count` bytes are pending; false when the file ends with none pending,
-        /// an error when it ends inside a record.
+        /// Reads on until `count` bytes are pending past `start`; false when the file ends with
+        /// none pending, an error when it ends with some but fewer than `count`.
         private mutating func fill(_ count: Int) throws(StoreError) -> Bool {
-            while pending.count - pendingStart < count {
-                if atEnd { return false }
+            while pending.count - start < count {
                 guard let chunk = try fileSystem.contents(of: path, from: fileOffset, limit: Self.chunkBytes), !chunk.isEmpty else {
-                    atEnd = true
-                    if pending.count - pendingStart > 0 {
-                        throw .invalidFile(path: path, reason: "a sort run ends inside a record")
-                    }
+                    if pending.count > start { throw .invalidFile(path: path, reason: "a sort run ends inside a record") }
                     return false
                 }
                 fileOffset += chunk.count
-                pending.removeFirst(pendingStart)
-                pendingStart = 0
+                pending.removeFirst(start)
+                start = 0
                 pending.append(contentsOf: chunk)
             }
             return true
