@@ -75,11 +75,21 @@ extension DocumentStore {
         var position = ChangeLog.Position()
         var damage: SegmentDamage?
         while true {
-            var entries = state.entries
-            let read = try changeLog.readChunk(&position) { line in
-                do throws(SegmentDamage) { try entries.apply(line) } catch { damage = error }
+            // The tail is moved out while a chunk is applied to it, not copied (a copy's first
+            // change would copy it whole, and the copy would live on through the flush and the
+            // merges), as `refresh` does.
+            var entries = EntryTable()
+            swap(&entries, &state.entries)
+            let read: Result<Bool, ChangeLog.Load>
+            do {
+                read = try changeLog.readChunk(&position) { line in
+                    do throws(SegmentDamage) { try entries.apply(line) } catch { damage = error }
+                }
+            } catch {
+                swap(&entries, &state.entries)
+                throw error
             }
-            state.entries = entries
+            swap(&entries, &state.entries)
             if let damage { throw .damagedSnapshot(path: path(FileNames.segments), reason: damage.description) }
             switch read {
             case .failure(.unreadable(let line, let reason)):

@@ -76,7 +76,12 @@ struct SegmentMerger {
         ) { input, ordinal in
             renumbering[input][ordinal] = next
             next += 1
+            // The plan reads every input's IDs once: their pages go as it passes, as in `step`.
+            if next % UInt32(Self.stepsBetweenDrops) == 0 {
+                for input in inputs { input.segment.mapped.reader.file.dropResidentPages() }
+            }
         }
+        for input in inputs { input.segment.mapped.reader.file.dropResidentPages() }
         self.renumbering = renumbering
         documentCount = Int(next)
     }
