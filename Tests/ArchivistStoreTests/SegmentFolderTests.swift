@@ -245,4 +245,43 @@ struct SegmentFolderTests {
         #expect(newest.total == 39)
         try expectConsistent(reader)
     }
+    @Test("a tail of thousands of changes over several segments (look-ups in batches, the pages let go) masks each superseded copy once")
+    func largeTailOverSegments() throws {
+        let folder = try TemporaryFolder()
+        let writer = try Self.store(folder, flushThreshold: 1_000, mergeFactor: 100)
+        var generator = ArticleGenerator(seed: 26)
+        let documents = generator.documents(3_100)
+        for start in stride(from: 0, to: 3_000, by: 1_000) { _ = try writer.upsert(Array(documents[start..<(start + 1_000)])) }
+        #expect(try writer.statistics().segments?.map(\.documents) == [1_000, 1_000, 1_000])
+        // A tail past `EntryTable.lookupsBetweenDrops` twice: 2,400 updates and 200 removals
+        // spread over the three segments, and 100 new documents.
+        let reader = try Self.store(folder, flushThreshold: 10_000, mergeFactor: 100)
+        var updates: [JSONValue] = []
+        var removed: [String] = []
+        for (n, document) in documents.prefix(3_000).enumerated() {
+            guard case .string(let id) = document["_id"] else { continue }
+            if n % 15 == 0 {
+                removed.append(id)
+            } else if n % 5 != 0 {
+                updates.append(document.setting("section_name", to: .string("late")))
+            }
+        }
+        _ = try reader.upsert(updates + Array(documents.suffix(100)))
+        _ = try reader.remove(removed)
+        #expect(updates.count == 2_400 && removed.count == 200)
+        #expect(try reader.count == 2_900)
+        #expect(try reader.count(matching: ["section_name": "late"]).count == 2_400)
+        // A fresh handle answers the same before its tail is flushed, then after.
+        let other = try Self.store(folder, flushThreshold: 10_000, mergeFactor: 100)
+        #expect(try other.statistics().documents == 2_900)
+        try other.merge()
+        let stats = try other.statistics()
+        let segments = try #require(stats.segments)
+        #expect(segments.reduce(0) { $0 + $1.documents - $1.deletedDocuments } == 2_900)
+        // What is left of the three first segments is the 400 documents the tail did not touch.
+        #expect(segments.filter { $0.lastSequence <= 3_000 }.reduce(0) { $0 + $1.documents - $1.deletedDocuments } == 400)
+        #expect(try other.count(matching: ["section_name": "late"]).count == 2_400)
+        #expect(try other.document(withID: removed[7]) == nil)
+        try expectConsistent(other)
+    }
 }

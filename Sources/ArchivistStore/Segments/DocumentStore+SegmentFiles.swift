@@ -313,7 +313,11 @@ extension DocumentStore {
             for ordinal in masked[place] { bytes += try table(try segment.mapped.size(at: ordinal)) }
             var tombstones = 0
             if segment.mapped.tombstoneCount > 0 {
-                for id in ids {
+                // As `EntryTable.locateAll`: a flush's many look-ups let the segment's pages go.
+                let drops = ids.count >= EntryTable.lookupsBetweenDrops
+                defer { if drops { segment.mapped.reader.file.dropResidentPages() } }
+                for (step, id) in ids.enumerated() {
+                    if drops, step > 0, step % EntryTable.lookupsBetweenDrops == 0 { segment.mapped.reader.file.dropResidentPages() }
                     var id = id
                     let hash = id.withUTF8 { IDFilter.hash(UnsafeRawBufferPointer($0)) }
                     guard try table(try segment.mapped.mayContain(idHash: hash)),

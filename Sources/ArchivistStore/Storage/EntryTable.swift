@@ -36,18 +36,14 @@ struct EntryTable {
     /// per change of the tail not resolved yet (`resolve()` keeps them).
     func masks() throws(SegmentDamage) -> [Set<Int>] {
         var masks = maskedSoFar
-        for key in unresolved {
-            if let (place, ordinal) = try locate(key) { masks[place].insert(ordinal) }
-        }
+        for case let (place, ordinal)? in try locateAll(unresolved) { masks[place].insert(ordinal) }
         return masks
     }
 
     /// The number of live entries: a look-up per change of the tail not resolved yet.
     var count: Int {
         get throws(SegmentDamage) {
-            var count = countSoFar
-            for key in unresolved where try locate(key) != nil { count -= 1 }
-            return count
+            countSoFar - (try locateAll(unresolved).count { $0 != nil })
         }
     }
 
@@ -59,8 +55,7 @@ struct EntryTable {
     /// `count` cost nothing more.
     mutating func resolve() throws(SegmentDamage) {
         guard !unresolved.isEmpty else { return }
-        for key in unresolved {
-            guard let (place, ordinal) = try locate(key) else { continue }
+        for case let (place, ordinal)? in try locateAll(unresolved) {
             maskedSoFar[place].insert(ordinal)
             countSoFar -= 1
         }
@@ -85,6 +80,43 @@ struct EntryTable {
             return (place, ordinal)
         }
         return nil
+    }
+
+    /// Look-ups between drops of a segment's resident pages in `locateAll`.
+    static let lookupsBetweenDrops = 1_024
+
+    /// `locate` of many keys (a flush's, a count's), a segment at a time, newest first. When
+    /// there are many, a segment's mapped pages are let go every `lookupsBetweenDrops` look-ups
+    /// in it and after it (they stay in the page cache): what the look-ups touch (a checked
+    /// 4 KiB block a probe, in the filter and the IDs) would otherwise stay counted in the
+    /// process's memory for every segment at once, growing with the number of segments.
+    func locateAll(_ keys: [DocumentID]) throws(SegmentDamage) -> [(segment: Int, ordinal: Int)?] {
+        var found = [(segment: Int, ordinal: Int)?](repeating: nil, count: keys.count)
+        guard !segments.isEmpty, !keys.isEmpty else { return found }
+        let drops = keys.count >= Self.lookupsBetweenDrops
+        let hashes = keys.map { key in
+            var id = key.rawValue
+            return id.withUTF8 { IDFilter.hash(UnsafeRawBufferPointer($0)) }
+        }
+        var pending = Array(keys.indices)
+        for place in segments.indices.reversed() {
+            let segment = segments[place]
+            var missing: [Int] = []
+            for (step, index) in pending.enumerated() {
+                if drops, step > 0, step % Self.lookupsBetweenDrops == 0 { segment.mapped.reader.file.dropResidentPages() }
+                if try segment.mapped.mayContain(idHash: hashes[index]), let ordinal = try segment.mapped.ordinal(of: keys[index].rawValue),
+                    !segment.isDeleted(ordinal)
+                {
+                    found[index] = (place, ordinal)
+                } else {
+                    missing.append(index)
+                }
+            }
+            if drops { segment.mapped.reader.file.dropResidentPages() }
+            pending = missing
+            if pending.isEmpty { break }
+        }
+        return found
     }
 
     /// The live entry of an ID, or nil.
