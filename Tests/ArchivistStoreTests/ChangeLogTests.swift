@@ -57,6 +57,36 @@ struct ChangeLogTests {
         #expect(batch.fieldSpans.first.map { ($0.offset, $0.length) } ?? (0, 0) == (offset, length))
     }
 
+    @Test("a line's fields are found by its number (a binary search of one read a probe) whether lines are short or longer than the reads")
+    func fieldsFoundByNumber() throws {
+        let folder = try TemporaryFolder()
+        var batch = ChangeLog.Batch(firstSequence: 1)
+        var expected: [(id: String, fields: [UInt8])] = []
+        for n in 0..<300 {
+            // Mostly short lines; every 37th past the 8 KiB window, every 101st past 16 KiB.
+            let padding = n % 101 == 0 ? 20_000 : n % 37 == 0 ? 9_000 : n % 5
+            let fields = Array(#"{"abstract":"\#(String(repeating: "x", count: padding))","n":\#(n)}"#.utf8)
+            let entry = IndexEntry(
+                id: "id-\(n)", hash: UInt64(n), size: 10, storedAt: Timestamp(milliseconds: 1), updatedAt: Timestamp(milliseconds: 2),
+                fields: .inline(fields))
+            batch.append(entry, fields: fields, file: FileNames.documentPath(for: entry.id, in: .nyt))
+            if n % 50 == 7 { batch.appendRemoval(of: "id-\(n - 1)", at: Timestamp(milliseconds: 3)) }
+            expected.append((entry.id, fields))
+        }
+        try FileManager.default.createDirectory(atPath: folder.data, withIntermediateDirectories: true)
+        try Data(batch.bytes).write(to: URL(fileURLWithPath: folder.data + "/" + FileNames.index))
+        let log = ChangeLog(folder: folder.data, fileSystem: POSIXFileSystem())
+        // The numbers: the entries' lines count the removals' lines between them.
+        var sequence = 0
+        for (n, item) in expected.enumerated() {
+            sequence += 1
+            #expect(try log.fieldsBytes(ofLine: sequence, id: item.id) == item.fields, "line \(sequence)")
+            if n % 50 == 7 { sequence += 1 }
+        }
+        #expect(throws: StoreError.self) { try log.fieldsBytes(ofLine: 9, id: "id-8") }
+        #expect(throws: StoreError.self) { try log.fieldsBytes(ofLine: 8_000, id: "id-1") }
+    }
+
     @Test("members in any order, unknown members and white space are accepted")
     func lenientMemberOrder() throws {
         let line =

@@ -634,9 +634,22 @@ extension ChangeLog {
         let end = try fileSystem.status(of: path)?.size ?? 0
         let start = try offset(after: sequence - 1, end: end)
         var found: Change?
-        _ = try readChanges(from: start, end: end, previous: start == 0 ? 0 : sequence - 1, since: sequence - 1) { change in
-            found = change
-            return false
+        if let located = try line(atOrAfter: start, end: end), located.start == start, located.sequence == sequence,
+            let bytes = try fileSystem.contents(of: path, from: located.start, limit: located.end - located.start),
+            bytes.count == located.end - located.start
+        {
+            // The line the search found, read alone (not the window after it).
+            found = bytes.withUnsafeBufferPointer { line in
+                (try? Self.decodeFull(line, lineOffset: start)).flatMap {
+                    Self.change($0, sequence: sequence, line: line, lineOffset: start)
+                }
+            }
+        } else {
+            // Lines without a stated number are numbered by their place, from the start.
+            _ = try readChanges(from: start, end: end, previous: start == 0 ? 0 : sequence - 1, since: sequence - 1) { change in
+                found = change
+                return false
+            }
         }
         guard let found, found.sequence == sequence, UTF8Bytes.equal(found.id, id), found.kind != .removed else {
             throw .io(
