@@ -83,6 +83,9 @@ extension DocumentStore {
     /// 64 MB of mapped pages held 209 MB; batches of 256 took 196 s (fewer files read at once).
     static let lookUpBatch = 1_024
 
+    /// How many document files `check` reads at a time, and at most has read ahead besides.
+    static let checkPiece = 4_096
+
     /// Reads every document (a bucket at a time, several files at once) and compares each with
     /// its live entry; then, when fewer documents matched an entry than there are entries, finds
     /// the entries whose file is missing.
@@ -95,7 +98,10 @@ extension DocumentStore {
         // Fields of tail entries are read from one mapping of the log (the segments' entries
         // carry a digest of theirs).
         let log = try fileSystem.mappedContentsForRandomReads(of: changeLog.path) ?? FileBytes([])
-        try scanDocuments(projection: state.projection, known: nil) { (_, files) throws(StoreError) in
+        // Pieces of a bucket, few read ahead: `check` needs no order across a bucket, and a
+        // bucket's files grow with the store.
+        try scanDocuments(projection: state.projection, known: nil, piece: Self.checkPiece, ahead: Self.checkPiece) {
+            (_, files, isLast) throws(StoreError) in
             // Each file compared with its entry on several threads (a look-up each), a batch at
             // a time, the segments' pages let go after each (see `lookUpBatch`).
             for start in stride(from: 0, to: files.count, by: Self.lookUpBatch) {
@@ -114,10 +120,12 @@ extension DocumentStore {
                 }
                 entries.dropResidentPages()
             }
-            done += 1
             // The documents' bytes read on several threads are freed in their arenas.
             ProcessMemory.releaseFreePages()
-            progress?(done, buckets.count)
+            if isLast {
+                done += 1
+                progress?(done, buckets.count)
+            }
         }
         if matched < (try table(try entries.count)) {
             // Some entries have no file: name them (a pass over the entries, a status each).

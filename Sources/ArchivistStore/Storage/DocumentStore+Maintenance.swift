@@ -225,27 +225,54 @@ extension DocumentStore {
     func scanDocuments(
         projection: Projection, known: EntryTable?, visit: (_ bucket: String, _ files: [ScannedFile]) throws(StoreError) -> Void
     ) throws(StoreError) {
+        try scanDocuments(projection: projection, known: known, piece: nil, ahead: Self.scanAhead) {
+            (bucket, files, _) throws(StoreError) in try visit(bucket, files)
+        }
+    }
+
+    /// `scanDocuments`, handing on at most `piece` files at a time (nil: a whole bucket), each
+    /// piece sorted by name, with `isLast` true for a bucket's last piece (an empty bucket is one
+    /// empty piece); up to `ahead` documents (and always the next piece) are read ahead. A scan
+    /// that needs no order across a bucket (`check`) holds a piece and what is read ahead, not a
+    /// bucket, whose files grow with the store (`docs/` has 256 buckets).
+    func scanDocuments(
+        projection: Projection, known: EntryTable?, piece: Int?, ahead limit: Int,
+        visit: (_ bucket: String, _ files: [ScannedFile], _ isLast: Bool) throws(StoreError) -> Void
+    ) throws(StoreError) {
         let buckets = try documentBuckets()
         // The buckets are read on another thread, ahead of the one `visit` is given, up to
-        // `scanAhead` documents (and always the next bucket): what `visit` does with one (compare,
+        // `limit` documents (and always the next piece): what `visit` does with one (compare,
         // write a log, build a segment) shares the time of the reads of the next ones.
         let ahead = ScanAhead()
         let producer = Thread { [self] in
-            for bucket in buckets {
-                guard ahead.waitForRoom(limit: Self.scanAhead) else { break }
-                let read = Result<[ScannedFile], StoreError> { () throws(StoreError) in
-                    try self.readBucket(bucket, projection: projection, known: known)
+            reading: for bucket in buckets {
+                guard ahead.waitForRoom(limit: limit) else { break }
+                let names: [(name: String, inode: UInt64)]
+                do throws(StoreError) {
+                    names = try self.bucketNames(bucket)
+                } catch {
+                    _ = ahead.put(bucket, .failure(error), isLast: true)
+                    break
                 }
-                guard ahead.put(bucket, read) else { break }
+                let size = max(1, piece ?? names.count)
+                var start = 0
+                repeat {
+                    if start > 0 { guard ahead.waitForRoom(limit: limit) else { break reading } }
+                    let end = min(names.count, start + size)
+                    let read = Result<[ScannedFile], StoreError> { () throws(StoreError) in
+                        try self.readFiles(names[start..<end], of: bucket, projection: projection, known: known)
+                    }
+                    guard ahead.put(bucket, read, isLast: end == names.count) else { break reading }
+                    start = end
+                } while start < names.count
             }
             ahead.finish()
         }
         producer.stackSize = 8 << 20
         producer.start()
         defer { ahead.stopAndWait() }
-        for _ in buckets {
-            guard let (bucket, read) = ahead.take() else { break }
-            try visit(bucket, try read.get())
+        while let (bucket, read, isLast) = ahead.take() {
+            try visit(bucket, try read.get(), isLast)
         }
     }
 
@@ -253,13 +280,20 @@ extension DocumentStore {
     /// than are read while a bulk flush builds its segment).
     static let scanAhead = 32_768
 
-    /// One bucket's document files, read several at a time in the order of their inode numbers,
-    /// sorted by name.
-    private func readBucket(_ bucket: String, projection: Projection, known: EntryTable?) throws(StoreError) -> [ScannedFile] {
-        let bucketPath = FileNames.documents + "/" + bucket
-        let names = (try fileSystem.inodeEntries(ofFolder: path(bucketPath)) ?? [])
+    /// A bucket's document files, in the order of their inode numbers (the order the file system
+    /// laid them out).
+    private func bucketNames(_ bucket: String) throws(StoreError) -> [(name: String, inode: UInt64)] {
+        (try fileSystem.inodeEntries(ofFolder: path(FileNames.documents + "/" + bucket)) ?? [])
             .filter { $0.name.hasSuffix(FileNames.documentExtension) && !$0.name.hasPrefix(".") }
             .sorted { $0.inode != $1.inode ? $0.inode < $1.inode : UTF8Bytes.precedes($0.name, $1.name) }
+    }
+
+    /// Files of a bucket (`bucketNames`' order), read several at a time, sorted by name.
+    private func readFiles(
+        _ names: ArraySlice<(name: String, inode: UInt64)>, of bucket: String, projection: Projection, known: EntryTable?
+    ) throws(StoreError) -> [ScannedFile] {
+        let bucketPath = FileNames.documents + "/" + bucket
+        let names = Array(names)
         let results = ConcurrentReads.shared.map(names.count) { i -> Result<ScannedFile?, StoreError> in
             do throws(StoreError) {
                 return .success(try self.scanDocument(bucketPath + "/" + names[i].name, projection: projection, known: known))

@@ -1,12 +1,13 @@
 import ArchivistBase
 import Foundation
 
-/// The buckets a scan of the documents has read ahead of the one it hands on, in order: one
-/// thread reads (`put`), another takes them (`take`); the reader waits while more than a limit of
-/// documents wait (though always one bucket may), and either side can stop the other.
+/// The buckets (or pieces of them) a scan of the documents has read ahead of the one it hands on,
+/// in order: one thread reads (`put`), another takes them (`take`); the reader waits while more
+/// than a limit of documents wait (though always one read may), and either side can stop the
+/// other.
 final class ScanAhead: @unchecked Sendable {
     private let condition = NSCondition()
-    private var ready: [(bucket: String, read: Result<[DocumentStore.ScannedFile], StoreError>)] = []
+    private var ready: [(bucket: String, read: Result<[DocumentStore.ScannedFile], StoreError>, isLast: Bool)] = []
     private var waiting = 0
     private var stopped = false
     private var finished = false
@@ -19,13 +20,14 @@ final class ScanAhead: @unchecked Sendable {
         return !stopped
     }
 
-    /// Hands on a bucket's read; false once stopped (or after a failed read, which ends the scan).
-    func put(_ bucket: String, _ read: Result<[DocumentStore.ScannedFile], StoreError>) -> Bool {
+    /// Hands on the read of a bucket's files (its last piece when `isLast`); false once stopped
+    /// (or after a failed read, which ends the scan).
+    func put(_ bucket: String, _ read: Result<[DocumentStore.ScannedFile], StoreError>, isLast: Bool) -> Bool {
         condition.lock()
         defer { condition.unlock() }
         guard !stopped else { return false }
         if case .success(let files) = read { waiting += files.count }
-        ready.append((bucket, read))
+        ready.append((bucket, read, isLast))
         condition.broadcast()
         if case .failure = read { return false }
         return true
@@ -39,8 +41,8 @@ final class ScanAhead: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// The next bucket's read, waiting for it; nil when the reader finished without one.
-    func take() -> (String, Result<[DocumentStore.ScannedFile], StoreError>)? {
+    /// The next read, waiting for it; nil when the reader finished without one.
+    func take() -> (String, Result<[DocumentStore.ScannedFile], StoreError>, Bool)? {
         condition.lock()
         defer { condition.unlock() }
         while ready.isEmpty && !finished { condition.wait() }
