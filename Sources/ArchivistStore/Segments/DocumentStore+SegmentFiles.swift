@@ -147,6 +147,7 @@ extension DocumentStore {
         state.entries = entries
         state.index = position
         state.manifest = manifest
+        state.manifestBytes = nil
         return true
     }
 
@@ -194,6 +195,7 @@ extension DocumentStore {
         } else {
             try flush(&state)
         }
+        if options.mergesInBackground, (state.manifest?.segments.count ?? 0) < options.mergeFactor * 6 { return }
         do {
             try mergeIfDue(&state)
         } catch {
@@ -361,13 +363,14 @@ extension DocumentStore {
         }
     }
 
-    /// Streams a segment file written by `body` to `tmp/`, a MiB at a time, syncs it and renames
-    /// it to `relative`; returns its size and footer checksum.
+    /// Streams a segment file written by `body` to `tmp/` (or to `aside`, a path), a MiB at a
+    /// time, syncs it and renames it to `relative`; returns its size and footer checksum.
     func writeStreamed(
-        to relative: String, _ body: (inout SegmentWriter) throws(StoreError) -> Void
+        to relative: String, through aside: String? = nil, _ body: (inout SegmentWriter) throws(StoreError) -> Void
     ) throws(StoreError) -> (bytes: Int, footerHash: UInt64) {
         try fileSystem.createFolder(path(FileNames.segments))
-        let temporary = try temporaryPath(for: relative)
+        let temporary: String
+        if let aside { temporary = aside } else { temporary = try temporaryPath(for: relative) }
         try fileSystem.write([], to: temporary)
         let fileSystem = self.fileSystem
         final class Pending: @unchecked Sendable {
@@ -417,6 +420,7 @@ extension DocumentStore {
         }
         try fileSystem.synchronize(path(FileNames.segments))
         state.manifest = manifest
+        state.manifestBytes = nil
         state.refusesSegments = false
         switch try currentSegments(projection: state.projection) {
         case .success(let (installed, segments)) where installed == manifest:

@@ -30,6 +30,11 @@ public final class DocumentStore: DataFolder, Sendable {
         /// Whether the store starts from its segments when they are usable (false: it reads the
         /// whole log, as a test of the log alone wants).
         public var usesSegments: Bool
+        /// Whether writes leave the merges the policy calls for to `runDueMerges()` (a merger in
+        /// another process or thread, which builds them without the writers' lock), merging
+        /// themselves only once `mergeFactor × 6` segments wait (false: a write that flushes runs
+        /// the due merges before it returns).
+        public var mergesInBackground = false
         /// The bytes of log lines `check` sorts in memory before it writes a sorted run to `tmp/`
         /// (`SortedRuns`): tests make it small to have runs at any size.
         var checkRunBytes = 16 << 20
@@ -82,6 +87,9 @@ public final class DocumentStore: DataFolder, Sendable {
         var knownBuckets: Set<String> = []
         /// The manifest of the segments the entries start from (nil: none, the whole log read).
         var manifest: Manifest?
+        /// The bytes of `segments/manifest.json` last found to say what `manifest` says (nil: not
+        /// read since the state changed): `refresh` notices another process's merge by them.
+        var manifestBytes: [UInt8]?
         /// Whether flushes wait for the bulk threshold (a bulk import in progress).
         var deferFlushes = false
         /// Whether the segments were found damaged: the store reads the whole log from then on
@@ -576,7 +584,33 @@ public final class DocumentStore: DataFolder, Sendable {
         }
         swap(&entries, &state.entries)
         state.index = position
-        if progress == .replaced || damage != nil { try reopen(&state, lockHeld: lockHeld) }
+        if progress == .replaced || damage != nil {
+            try reopen(&state, lockHeld: lockHeld)
+        } else {
+            try followSegments(&state)
+        }
+    }
+
+    /// Starts the state again from the segments when another process installed a manifest (a
+    /// merge in the background, another writer's flush): a writer must build on the segments
+    /// that are live, and a reader gains the merged ones. One small read when nothing changed;
+    /// when the new segments cannot be used, the state stays as it was.
+    func followSegments(_ state: inout State) throws(StoreError) {
+        guard options.usesSegments, !state.refusesSegments else { return }
+        let bytes = try fileSystem.contents(of: path(FileNames.manifest))
+        guard let bytes, bytes != state.manifestBytes else { return }
+        if let manifest = state.manifest, let found = try? Manifest.decode(bytes, path: path(FileNames.manifest)), found == manifest {
+            state.manifestBytes = bytes
+            return
+        }
+        var reloaded = state
+        reloaded.opened = nil
+        guard try loadFromSegments(&reloaded) else {
+            // Not usable: not tried again until the manifest changes.
+            state.manifestBytes = bytes
+            return
+        }
+        state = reloaded
     }
 
     /// Reads everything again, as at open (another process compacted or rebuilt the index).

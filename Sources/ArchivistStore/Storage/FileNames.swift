@@ -13,6 +13,8 @@ import ArchivistBase
 ///   manifest.json             which segments are live and how far into the log they reach
 ///   NNNNNN.seg                a segment (`SegmentFile`, layout 4)
 ///   NNNNNN-G.del              generation G of segment NNNNNN's deletions
+///   merge.lock                the background merger's lock (holds its pid)
+///   merging/                  the background merger's segment being built, and its spill files
 /// DIR/tmp/                    documents being written, before they are renamed into docs/
 /// DIR/quarantine/             unreadable files moved aside by `repair`
 /// DIR/<side file>.json        side files of the store's users (the schema names them)
@@ -29,6 +31,10 @@ public enum FileNames {
     public static let segments = "segments"
     /// The manifest of the live segments.
     public static let manifest = "segments/manifest.json"
+    /// The lock a merger in the background holds while it merges (`DocumentStore.runDueMerges`).
+    public static let mergeLock = "segments/merge.lock"
+    /// The background merger's folder: the segment it builds, and its spill files.
+    public static let merging = "segments/merging"
     /// The write-ahead list of IDs in the batch being written.
     public static let journal = "journal.jsonl"
     /// The lock file.
