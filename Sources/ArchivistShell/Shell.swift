@@ -26,7 +26,7 @@ public final class Shell: @unchecked Sendable {
     public let errors: TextSink
     /// The commands this shell knows.
     public let commands: CommandTable
-    private var openedStore: DocumentStore?
+    var openedStore: DocumentStore?
     /// The PostgreSQL copy when the data folder is a `postgresql://` address, opened on first use.
     var openedCopy: PostgresCopy?
     /// Whether each command's wall time is printed on stderr (`.timer on`).
@@ -39,6 +39,11 @@ public final class Shell: @unchecked Sendable {
     public internal(set) var readsCommandsFromStandardInput = false
     /// The environment the `ARCHIVIST_*` variables are read from.
     public let environment: Environment
+    /// The `archivist` executable that runs merges in the background (`merge --background`),
+    /// set by the executable; nil (a shell inside another program): writes merge inline.
+    public var mergerExecutable: String?
+    /// Mergers this shell started and has not reaped yet.
+    var startedMergers: [pid_t] = []
 
     /// Creates a shell over a data folder, reading its variables from `environment`.
     public init(
@@ -91,9 +96,11 @@ public final class Shell: @unchecked Sendable {
         openedStore = store
     }
 
-    /// Opens the store of a data folder, with the lock timeout of `ARCHIVIST_LOCK_TIMEOUT` (else 10 s)
-    /// and the flush threshold and merge factor of `ARCHIVIST_FLUSH_THRESHOLD` and
-    /// `ARCHIVIST_MERGE_FACTOR`; a migration of the folder's format is noted on stderr.
+    /// Opens the store of a data folder, with the lock timeout of `ARCHIVIST_LOCK_TIMEOUT` (else 10 s),
+    /// the flush threshold and merge factor of `ARCHIVIST_FLUSH_THRESHOLD` and
+    /// `ARCHIVIST_MERGE_FACTOR`, and merges in the background unless `ARCHIVIST_MERGES=inline`
+    /// (or the shell has no `mergerExecutable`); a migration of the folder's format is noted on
+    /// stderr.
     func openStore(in folder: String) throws -> DocumentStore {
         let lockTimeout = try EnvironmentVariable.lockTimeout.seconds(in: environment) ?? 10
         var options = DocumentStore.Options(lockTimeout: lockTimeout)
@@ -102,6 +109,8 @@ public final class Shell: @unchecked Sendable {
                 lockTimeout: lockTimeout, flushThreshold: threshold, bulkFlushThreshold: max(threshold, threshold * 8))
         }
         if let factor = try EnvironmentVariable.mergeFactor.count(in: environment, minimum: 2) { options.mergeFactor = factor }
+        let merges = try EnvironmentVariable.merges.choice(in: environment, of: ["background", "inline"]) ?? "background"
+        options.mergesInBackground = mergerExecutable != nil && merges == "background"
         let store = try DocumentStore(folder: folder, schema: .nyt, options: options)
         // Said by the one process that migrated the folder: every later open finds the new format.
         if let migration = store.migration { errors.line("note: \(folder): \(migration)") }
@@ -179,6 +188,7 @@ public final class Shell: @unchecked Sendable {
         do {
             if isCopy, !Self.copyCommands.contains(name) { throw try readOnlyError(command: name) }
             let invocation = try command.parse(words: arguments)
+            defer { startMergesIfDue() }
             if command.isInterruptible {
                 try Interruption.catching { try command.run(invocation, self) }
             } else {

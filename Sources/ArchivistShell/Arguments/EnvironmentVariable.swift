@@ -18,6 +18,10 @@ public enum EnvironmentVariable: String, CaseIterable, Sendable {
     case flushThreshold = "ARCHIVIST_FLUSH_THRESHOLD"
     /// Segments of one size class merged at a time (default 8).
     case mergeFactor = "ARCHIVIST_MERGE_FACTOR"
+    /// Where the merges of segments run: `background` (the default: a write that leaves a merge
+    /// due starts `archivist merge --background`, which builds it while writers go on) or
+    /// `inline` (the write that flushes merges before it returns).
+    case merges = "ARCHIVIST_MERGES"
     /// Changes `replicate` applies in one transaction (default 2,000): a tuning knob, and what
     /// tests use to stop a copy between many small batches.
     case replicateBatch = "ARCHIVIST_REPLICATE_BATCH"
@@ -44,6 +48,15 @@ public enum EnvironmentVariable: String, CaseIterable, Sendable {
             throw .usage("\(name) takes a whole number of at least \(minimum), not '\(text)'", command: nil)
         }
         return value
+    }
+
+    /// The variable's value, one of `choices`: nil when it is unset.
+    public func choice(in environment: Environment, of choices: [String]) throws(ShellError) -> String? {
+        guard let text = environment[name] else { return nil }
+        guard choices.contains(text) else {
+            throw .usage("\(name) takes \(choices.joined(separator: " or ")), not '\(text)'", command: nil)
+        }
+        return text
     }
 
     /// The variable's value as seconds (a number, 0 or more): nil when it is unset.

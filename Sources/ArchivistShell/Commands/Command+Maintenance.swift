@@ -175,6 +175,39 @@ extension Command {
         }
     }
 
+    /// `merge`'s options.
+    enum MergeOption: CommandOptions {
+        case background
+
+        var declaration: Option {
+            switch self {
+            case .background:
+                Option("--background", help: "return at once when another merger is at work (what writes start)")
+            }
+        }
+    }
+
+    /// `merge [--background]`: run the merges of segments that are due.
+    public static let merge = Command(
+        name: "merge", synopsis: "", summary: "Run the merges of segments that are due",
+        discussion: """
+            Writes add small segments; the merge policy joins segments of one size class into one of the next
+            (docs/ARCHITECTURE.md, "Merges"). A write that leaves a merge due starts 'archivist merge
+            --background' and returns; the merger builds each merge while writers go on, and installs it
+            under the writers' lock for a moment (ARCHIVIST_MERGES=inline makes writes merge before they
+            return instead). 'merge' runs the due merges now, after waiting for a merger at work to finish:
+            what a script that times its writes, or wants the folder settled before it is copied, runs
+            last. Prints the merges run and the segments left.
+            """,
+        examples: ["merge"], options: MergeOption.self, arity: 0...0
+    ) { invocation, shell in
+        let store = try shell.store()
+        let merges = try store.runDueMerges(waiting: invocation.isSet(.background) ? 0 : 86_400)
+        let stats = try store.statistics()
+        shell.renderer.render(
+            single: Record([("merges", .int(merges)), ("segments", stats.segments.map { .int($0.count) } ?? .null)]), to: shell.output)
+    }
+
     /// `compact`'s options.
     enum CompactOption: CommandOptions {
         case purgeRemovals

@@ -12,7 +12,7 @@ public struct CommandTable: Sendable {
     public static let standard = CommandTable([
         .put, .add, .get, .remove, .import, .export, .find, .count, .facet, .trend, .index,
         .search, .searches, .refresh, .archive, .archives, .changes, .watch, .replicate, .stats, .check, .repair,
-        .compact, .help,
+        .compact, .merge, .help,
     ])
 
     /// The command with this name.

@@ -14,6 +14,18 @@ extension DocumentStore {
         }
     }
 
+    /// Whether this store's writes leave due merges to `runDueMerges()` (`Options.mergesInBackground`).
+    public var mergesInBackground: Bool { options.mergesInBackground }
+
+    /// Whether a merger (in any process) holds the merge lock now.
+    public var isMerging: Bool {
+        guard let lock = try? fileSystem.lockExclusively(path(FileNames.mergeLock), timeout: 0) else {
+            return (try? fileSystem.status(of: path(FileNames.mergeLock))) != nil
+        }
+        lock.release()
+        return false
+    }
+
     /// Runs the merges the policy calls for, one after another, each built without the writers'
     /// lock (writers wait only while one is planned and while one is installed). Waits up to
     /// `waiting` seconds for another merger to finish first; returns how many merges were
