@@ -10,14 +10,14 @@ import Foundation
 /// streams on /dev/null), and returns; the merger builds the merges while writers go on
 /// (`DocumentStore.runDueMerges`), one merger per folder at a time.
 extension Shell {
-    /// Starts a merger when the store leaves merges to the background, a merge is due and no
-    /// merger is at work (one at work runs every due merge before it stops). A merger that cannot
-    /// be started leaves the merges due: the next write starts one, and past `mergeFactor × 6`
-    /// segments writes merge inline.
+    /// Starts a merger when the store leaves merges to the background, the command flushed and
+    /// left a merge due, and no merger is at work (one at work runs every due merge before it
+    /// stops). A merger that cannot be started leaves the merges due: the next flush starts one,
+    /// and past `mergeFactor × 6` segments writes merge inline. Reads start none.
     func startMergesIfDue() {
         reapMergers()
-        guard let executable = mergerExecutable, let store = openedStore, store.mergesInBackground, store.isMergeDue,
-            !store.isMerging
+        guard let executable = mergerExecutable, let store = openedStore, store.mergesInBackground,
+            store.takeMergeDueAfterFlush(), !store.isMerging
         else { return }
         if let pid = Self.spawnDetached(executable, ["--data", store.folder, "merge", "--background"]) {
             startedMergers.append(pid)

@@ -183,7 +183,10 @@ extension TemporaryFolder {
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = (dataOption ? ["--data", data] : []) + arguments
         var childEnvironment = ProcessInfo.processInfo.environment
-        for name in ["ARCHIVIST_DATA", "ARCHIVIST_LOCK_TIMEOUT", "ARCHIVIST_BIN", "ARCHIVIST_FLUSH_THRESHOLD", "ARCHIVIST_MERGE_FACTOR"] {
+        for name in [
+            "ARCHIVIST_DATA", "ARCHIVIST_LOCK_TIMEOUT", "ARCHIVIST_BIN", "ARCHIVIST_FLUSH_THRESHOLD", "ARCHIVIST_MERGE_FACTOR",
+            "ARCHIVIST_MERGES",
+        ] {
             childEnvironment[name] = nil
         }
         for (name, value) in environment { childEnvironment[name] = value }

@@ -40,6 +40,14 @@ struct EnvironmentVariableTests {
         #expect(!sandbox.exists(sandbox.data))
     }
 
+    @Test("an ARCHIVIST_MERGES other than background or inline is a usage error naming it", arguments: ["", "later", "Inline"])
+    func badMergesChoice(_ value: String) throws {
+        let result = try sandbox.run(["put", "doc", "{}"], environment: ["ARCHIVIST_MERGES": value])
+        #expect(result.status == 64, "\(result)")
+        #expect(result.stderrLines == ["error: ARCHIVIST_MERGES takes background or inline, not '\(value)'"])
+        #expect(!sandbox.exists(sandbox.data))
+    }
+
     @Test("a number of seconds is a good ARCHIVIST_LOCK_TIMEOUT", arguments: ["0", "0.5", "2e1", "10"])
     func goodLockTimeout(_ value: String) throws {
         let result = try sandbox.run(["put", "doc", "{}"], environment: ["ARCHIVIST_LOCK_TIMEOUT": value])

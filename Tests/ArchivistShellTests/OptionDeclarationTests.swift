@@ -17,7 +17,7 @@ struct OptionDeclarationTests {
         (.facet, Command.FacetOption.self), (.search, Command.SearchOption.self), (.searches, Command.SearchesOption.self),
         (.refresh, Command.RefreshOption.self), (.archive, Command.ArchiveOption.self), (.changes, Command.ChangesOption.self),
         (.watch, Command.WatchOption.self), (.trend, Command.TrendOption.self), (.replicate, Command.ReplicateOption.self),
-        (.compact, Command.CompactOption.self),
+        (.compact, Command.CompactOption.self), (.merge, Command.MergeOption.self),
     ]
 
     /// Every spelling any command or `archivist` itself declares.

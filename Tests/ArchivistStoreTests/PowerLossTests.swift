@@ -181,6 +181,10 @@ struct PowerLossTests {
         mutating func merge() {
             steps.append(Step(name: "merge", run: { store in try store.merge() }, after: documents))
         }
+
+        mutating func mergeInBackground() {
+            steps.append(Step(name: "merges in the background", run: { store in try store.runDueMerges() }, after: documents))
+        }
     }
 
     /// An empty store, then three batches of ten documents.
@@ -261,8 +265,23 @@ struct PowerLossTests {
         return Scenario(name: "merge", setup: setup.steps, steps: steps.steps, options: .init(flushThreshold: 4, mergeFactor: 2))
     }
 
+    /// Merges left to the background (`runDueMerges`): writes that only flush, the merges planned,
+    /// built aside and installed, more writes, the merges again.
+    static func backgroundMergeScenario() -> Scenario {
+        var setup = thirtyStored()
+        setup.upsert("setup update", (0..<8).map { article($0, revision: 1) })
+        var steps = StepBuilder(setup.documents)
+        steps.mergeInBackground()
+        steps.upsert("batch after the merges", (13..<18).map { article($0, revision: 2) } + [article(31)])
+        steps.remove("remove two", [articleID(11), articleID(2)])
+        steps.mergeInBackground()
+        var options = DocumentStore.Options(flushThreshold: 4, mergeFactor: 2)
+        options.mergesInBackground = true
+        return Scenario(name: "background merge", setup: setup.steps, steps: steps.steps, options: options)
+    }
+
     /// The names of the scenarios above, the arguments of the tests that run each of them.
-    static let scenarioNames = ["import", "update", "remove", "compact", "merge"]
+    static let scenarioNames = ["import", "update", "remove", "compact", "merge", "background merge"]
 
     static func scenario(named name: String) -> Scenario {
         switch name {
@@ -270,6 +289,7 @@ struct PowerLossTests {
         case "update": updateScenario()
         case "remove": removeScenario()
         case "merge": mergeScenario()
+        case "background merge": backgroundMergeScenario()
         default: compactScenario()
         }
     }

@@ -14,6 +14,17 @@ extension DocumentStore {
         }
     }
 
+    /// Whether this process flushed the tail into a segment since it last asked, and a merge is
+    /// due now: what a command that wrote asks before it starts a merger (a read that finds
+    /// merges due, say under other settings, starts none).
+    public func takeMergeDueAfterFlush() -> Bool {
+        state.withLock { state in
+            defer { state.flushedSinceAsked = false }
+            guard state.flushedSinceAsked, let manifest = state.manifest else { return false }
+            return mergePolicy.nextMerge(manifest.segments) != nil
+        }
+    }
+
     /// Whether this store's writes leave due merges to `runDueMerges()` (`Options.mergesInBackground`).
     public var mergesInBackground: Bool { options.mergesInBackground }
 
@@ -107,7 +118,8 @@ extension DocumentStore {
         guard merger.documentCount > 0 || pending.inputs.contains(where: { $0.tombstones.count > 0 }) else { return nil }
         var summary: SegmentMerger.Summary?
         let written = try writeStreamed(to: pending.aside, through: path(pending.aside + ".new")) { (writer) throws(StoreError) in
-            summary = try merger.write(into: &writer, number: pending.number, projection: pending.projection, schemaHash: pending.schemaHash)
+            summary = try merger.write(
+                into: &writer, number: pending.number, projection: pending.projection, schemaHash: pending.schemaHash)
         }
         // What the merge allocated (its cursors, postings, chunks) goes back to the system.
         ProcessMemory.releaseFreePages()

@@ -231,6 +231,7 @@ extension DocumentStore {
         }
         manifest.coverage = try coverage(of: state.index)
         try install(manifest, &state)
+        state.flushedSinceAsked = true
         // The tail's build (its postings, dictionaries and entries) is freed: let the heap go.
         ProcessMemory.releaseFreePages()
     }

@@ -112,6 +112,8 @@ public final class DocumentStore: DataFolder, Sendable {
         /// Segments just opened and found usable, for the load that follows (taken by it).
         var opened: (Manifest, [OpenSegment])?
         var temporaryCounter = 0
+        /// Whether this process flushed the tail since `takeMergeDueAfterFlush` last asked.
+        var flushedSinceAsked = false
         /// Writes' look-ups of IDs in the segments since their mapped pages were last let go
         /// (`DocumentStore.countLookups`).
         var lookupsSinceDrop = 0
