@@ -86,6 +86,9 @@ final class Importer {
             case .failure(let error): fail(at: location, error.errorDescription ?? "refused")
             }
         }
+        // A long import starts a merger as soon as its flushes leave a merge due: the merges run
+        // beside the batches that follow, not all after the last.
+        shell.startMergesIfDue()
     }
 
     /// Counts a document that could not be stored and reports it: `import: FILE: line 3: ...`.
