@@ -152,4 +152,34 @@ struct SortedRunsTests {
             problems.contains { $0.kind == .damagedSnapshot && $0.detail.contains("the log has change 93, the segments 23") },
             "\(problems)")
     }
+
+    @Test(
+        "check finds each document problem over segments and a tail, with the documents sorted in memory or in many runs",
+        arguments: [64, 16 << 20])
+    func documentProblemsAreFound(runBytes: Int) throws {
+        let store = try spreadStore(runBytes: runBytes)
+        // a1, a2 and the removal of a4 are the tail's; a0 and a5 live in segments.
+        #expect(try store.statistics().changesAfterSegments == 3)
+        func file(_ id: String) -> String { folder.data + "/" + store.documentPath(for: id) }
+        let other = Array(#"{"_id": "a0", "headline": "changed by hand"}"#.utf8) + [0x0A]
+        try Data(other).write(to: URL(fileURLWithPath: file("a0")))
+        try Data(Array(#"{"_id": "a2", "headline": "changed by hand too"}"#.utf8) + [0x0A]).write(to: URL(fileURLWithPath: file("a2")))
+        try FileManager.default.removeItem(atPath: file("a5"))
+        try FileManager.default.removeItem(atPath: file("a1"))
+        for id in ["zz1", "a4"] {
+            try FileManager.default.createDirectory(
+                atPath: (file(id) as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try Data(Array(#"{"_id": "\#(id)", "headline": "never stored"}"#.utf8) + [0x0A]).write(to: URL(fileURLWithPath: file(id)))
+        }
+        let problems = try store.check()
+        let found = Set(problems.map { "\($0.kind) \($0.id ?? "-")" })
+        #expect(
+            found == [
+                "changedDocument a0", "changedDocument a2", "missingDocument a5", "missingDocument a1", "unindexedDocument zz1",
+                "unindexedDocument a4",
+            ], "\(problems.map(\.description))")
+        #expect(problems.first { $0.id == "a0" }?.detail.contains("content differs from the index") == true)
+        let left = (try? FileManager.default.contentsOfDirectory(atPath: folder.data + "/" + FileNames.temporary)) ?? []
+        #expect(left.isEmpty, "\(left)")
+    }
 }

@@ -14,6 +14,9 @@ struct SegmentRecordWalk {
         var number: Int
         var kind: UInt8
         var digest: UInt64
+        /// For a live document, the digest of what its file must hold (`DocumentStore.documentFacts`:
+        /// hash, size, projected fields); nil for a tombstone or an unmatched record.
+        var document: UInt64? = nil
     }
 
     /// The kinds of record.
@@ -121,7 +124,8 @@ struct SegmentRecordWalk {
             id: id, number: row.sequence, kind: Kind.entry,
             digest: Self.entryFacts(
                 hash: row.hash, size: UInt64(row.size), storedAt: row.storedAt.milliseconds, updatedAt: row.updatedAt.milliseconds,
-                fields: fields))
+                fields: fields),
+            document: Self.entryFacts(hash: row.hash, size: UInt64(row.size), storedAt: 0, updatedAt: 0, fields: fields))
     }
 
     private static func less(_ cursors: [Cursor], _ a: Int, _ b: Int) throws(SegmentDamage) -> Bool {

@@ -75,50 +75,58 @@ extension DocumentStore {
 
     // MARK: Documents
 
-    /// How many IDs `check` looks up in the segments (on several threads) between two calls of
-    /// `EntryTable.dropResidentPages`. A look-up touches some twenty pages of a segment's IDs and
-    /// entries, and the first read of a block verifies the whole block: letting the pages stay
-    /// would hold every segment's IDs and entries by the end of a check (290 MB of its 349 MB at
-    /// 3M documents); with batches of 1,024 it held 167 MB (158 s). Letting them go only past
-    /// 64 MB of mapped pages held 209 MB; batches of 256 took 196 s (fewer files read at once).
-    static let lookUpBatch = 1_024
-
     /// How many document files `check` reads at a time, and at most has read ahead besides.
     static let checkPiece = 4_096
 
-    /// Reads every document (a bucket at a time, several files at once) and compares each with
-    /// its live entry; then, when fewer documents matched an entry than there are entries, finds
-    /// the entries whose file is missing.
+    /// Reads every document (a piece of a bucket at a time, several files at once) and compares
+    /// each with its live entry, without a look-up per document: each document's ID and the
+    /// digest of what its entry must say (hash, size, projected fields) are sorted by ID
+    /// (`SortedRuns`, in runs in `tmp/` past `checkRunBytes`) and walked beside the live entries
+    /// in ID order (the segments' live records, `SegmentRecordWalk`, each read front to back,
+    /// with the tail's changes over them). A look-up per document touched pages all over the
+    /// segments' ID filters, IDs and entries (each fault maps the 64 KiB around it), which grew
+    /// with the store even when let go every 1,024 look-ups (127 MB at 3M documents, 76 at 1M).
+    /// An ID whose digests differ is looked up once to say how (`examine`).
     private func documentProblems(_ state: inout State, progress: ((Int, Int) -> Void)?) throws(StoreError) -> [StoreProblem] {
         var problems: [StoreProblem] = []
         let entries = state.entries
+        let projection = state.projection
         let buckets = try documentBuckets()
         var done = 0
-        var matched = 0
         // Fields of tail entries are read from one mapping of the log (the segments' entries
         // carry a digest of theirs).
         let log = try fileSystem.mappedContentsForRandomReads(of: changeLog.path) ?? FileBytes([])
+        let runs = SortedRuns(
+            fileSystem: fileSystem, folder: path(FileNames.temporary),
+            prefix: "check-documents-\(ProcessInfo.processInfo.processIdentifier)-\(UInt32.random(in: 0...UInt32.max))",
+            runBytes: options.checkRunBytes)
+        defer { runs.discard() }
         // Pieces of a bucket, few read ahead: `check` needs no order across a bucket, and a
         // bucket's files grow with the store.
-        try scanDocuments(projection: state.projection, known: nil, piece: Self.checkPiece, ahead: Self.checkPiece) {
+        try scanDocuments(projection: projection, known: nil, piece: Self.checkPiece, ahead: Self.checkPiece) {
             (_, files, isLast) throws(StoreError) in
-            // Each file compared with its entry on several threads (a look-up each), a batch at
-            // a time, the segments' pages let go after each (see `lookUpBatch`).
-            for start in stride(from: 0, to: files.count, by: Self.lookUpBatch) {
-                let batch = Array(files[start..<min(files.count, start + Self.lookUpBatch)])
-                let verdicts = ConcurrentReads.shared.map(batch.count) { i -> Result<(StoreProblem?, Bool), StoreError> in
+            // The fields' digests on several threads (each hashes the document's projected fields).
+            let digests = ConcurrentReads.shared.map(files.count) { i -> Result<UInt64?, StoreError> in
+                guard case .document(let found) = files[i].content else { return .success(nil) }
+                do throws(StoreError) {
+                    return .success(Self.documentFacts(found, fields: try self.fieldsDigest(found, log: log)))
+                } catch {
+                    return .failure(error)
+                }
+            }
+            for (file, digest) in zip(files, digests) {
+                if let problem = fileProblem(file) { problems.append(problem) }
+                guard case .document(let found) = file.content, let digest = try digest.get() else { continue }
+                var id = found.id
+                let failure = id.withUTF8 { raw -> StoreError? in
                     do throws(StoreError) {
-                        return .success(try self.examine(batch[i], against: entries, log: log))
+                        try runs.append(id: UnsafeRawBufferPointer(raw), number: 0, kind: SegmentRecordWalk.Kind.entry, digest: digest)
+                        return nil
                     } catch {
-                        return .failure(error)
+                        return error
                     }
                 }
-                for verdict in verdicts {
-                    let (problem, isMatched) = try verdict.get()
-                    if let problem { problems.append(problem) }
-                    if isMatched { matched += 1 }
-                }
-                entries.dropResidentPages()
+                if let failure { throw failure }
             }
             // The documents' bytes read on several threads are freed in their arenas.
             ProcessMemory.releaseFreePages()
@@ -127,20 +135,55 @@ extension DocumentStore {
                 progress?(done, buckets.count)
             }
         }
-        if matched < (try table(try entries.count)) {
-            // Some entries have no file: name them (a pass over the entries, a status each).
-            try table(
-                try entries.forEachLive { entry in
-                    if (try? self.fileSystem.status(of: self.path(self.documentPath(for: entry.id)))) ?? nil == nil {
-                        problems.append(
-                            StoreProblem(
-                                kind: .missingDocument, file: self.documentPath(for: entry.id), id: entry.id,
-                                detail: "in the index as \(StoreError.quote(entry.id)) but the file is missing"))
-                    }
-                    return true
-                })
+        var live = try LiveEntryWalk(entries, digest: { (entry) throws(StoreError) in
+            Self.documentFacts(entry, fields: try self.fieldsDigest(entry, log: log))
+        })
+        func compare(_ a: [UInt8], _ b: UnsafeRawBufferPointer) -> Int {
+            a.withUnsafeBytes { ValueOrder.compareBytes($0, b) }
         }
+        func missing(_ id: [UInt8]) throws(StoreError) {
+            let id = String(decoding: id, as: UTF8.self)
+            let file = documentPath(for: id)
+            // A file there that is not this document was reported as what it is.
+            guard try fileSystem.status(of: path(file)) == nil else { return }
+            problems.append(
+                StoreProblem(
+                    kind: .missingDocument, file: file, id: id, detail: "in the index as \(StoreError.quote(id)) but the file is missing"))
+        }
+        var entry = try live.next()
+        try runs.forEach { (document) throws(StoreError) -> Bool in
+            while let current = entry, compare(current.id, document.id) < 0 {
+                try missing(current.id)
+                entry = try live.next()
+            }
+            let id = String(decoding: document.id, as: UTF8.self)
+            guard let current = entry, compare(current.id, document.id) == 0 else {
+                problems.append(StoreProblem(kind: .unindexedDocument, file: documentPath(for: id), id: id, detail: "not in the index"))
+                return true
+            }
+            entry = try live.next()
+            if current.digest != document.digest {
+                // Read again and looked up, to say what differs (or that it changed meanwhile).
+                if let file = try scanDocument(documentPath(for: id), projection: projection, known: nil),
+                    let problem = try examine(file, against: entries, log: log).0
+                {
+                    problems.append(problem)
+                }
+            }
+            return true
+        }
+        while let current = entry {
+            try missing(current.id)
+            entry = try live.next()
+        }
+        entries.dropResidentPages()
         return problems
+    }
+
+    /// The digest of what a document file and its live entry agree on: its hash, size and the
+    /// digest of its projected fields.
+    static func documentFacts(_ entry: IndexEntry, fields: UInt64) -> UInt64 {
+        SegmentRecordWalk.entryFacts(hash: entry.hash, size: UInt64(entry.size), storedAt: 0, updatedAt: 0, fields: fields)
     }
 
     /// The problem of a scanned file that is not a document in its place (unreadable, without

@@ -311,7 +311,7 @@ extension DocumentStore {
     }
 
     /// What a document file holds, or nil when it is gone.
-    private func scanDocument(_ relative: String, projection: Projection, known: EntryTable?) throws(StoreError) -> ScannedFile? {
+    func scanDocument(_ relative: String, projection: Projection, known: EntryTable?) throws(StoreError) -> ScannedFile? {
         let bytes: [UInt8]
         do {
             guard let read = try documentFile(relative) else { return nil }
