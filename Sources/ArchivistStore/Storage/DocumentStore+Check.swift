@@ -135,9 +135,11 @@ extension DocumentStore {
                 progress?(done, buckets.count)
             }
         }
-        var live = try LiveEntryWalk(entries, digest: { (entry) throws(StoreError) in
-            Self.documentFacts(entry, fields: try self.fieldsDigest(entry, log: log))
-        })
+        var live = try LiveEntryWalk(
+            entries,
+            digest: { (entry) throws(StoreError) in
+                Self.documentFacts(entry, fields: try self.fieldsDigest(entry, log: log))
+            })
         func compare(_ a: [UInt8], _ b: UnsafeRawBufferPointer) -> Int {
             a.withUnsafeBytes { ValueOrder.compareBytes($0, b) }
         }
