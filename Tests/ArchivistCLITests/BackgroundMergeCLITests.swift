@@ -89,6 +89,21 @@ struct BackgroundMergeCLITests {
         }
     }
 
+    @Test("a command that wrote nothing starts no merger, even when merges are due under its settings")
+    func readsStartNoMerger() throws {
+        let folder = sandbox.root + "/folder"
+        // Four segments that merges of 1,000 leave alone and merges of 2 would join.
+        let environment = Self.environment.merging(["ARCHIVIST_MERGES": "inline", "ARCHIVIST_MERGE_FACTOR": "1000"]) { $1 }
+        let loaded = try sandbox.run(
+            ["--data", folder], dataOption: false, stdin: Array(try script(parts: 4).utf8), environment: environment)
+        try #require(loaded.status == 0, "\(loaded)")
+        for command in [["stats"], ["count", "section_name = Sports"], ["export"]] {
+            let read = try sandbox.run(["--data", folder] + command, dataOption: false, environment: Self.environment)
+            #expect(read.status == 0, "\(read)")
+        }
+        #expect(!exists(folder + "/" + FileNames.mergeLock), "a read started a merger")
+    }
+
     @Test("'merge' waits for a merger at work; 'merge --background' returns at once without merging")
     func mergeWaitsForTheMergerAtWork() throws {
         let folder = sandbox.root + "/folder"

@@ -8,10 +8,13 @@ import ArchivistBase
 extension DocumentStore {
     /// Whether the merge policy calls for a merge of the live segments now.
     public var isMergeDue: Bool {
-        state.withLock { state in
-            guard let manifest = state.manifest else { return false }
-            return mergePolicy.nextMerge(manifest.segments) != nil
-        }
+        state.withLock { mergeIsDue($0) }
+    }
+
+    /// Whether the policy calls for a merge of the state's segments.
+    private func mergeIsDue(_ state: State) -> Bool {
+        guard let manifest = state.manifest else { return false }
+        return mergePolicy.nextMerge(manifest.segments) != nil
     }
 
     /// Whether this process flushed the tail into a segment since it last asked, and a merge is
@@ -20,8 +23,7 @@ extension DocumentStore {
     public func takeMergeDueAfterFlush() -> Bool {
         state.withLock { state in
             defer { state.flushedSinceAsked = false }
-            guard state.flushedSinceAsked, let manifest = state.manifest else { return false }
-            return mergePolicy.nextMerge(manifest.segments) != nil
+            return state.flushedSinceAsked && mergeIsDue(state)
         }
     }
 
@@ -93,19 +95,13 @@ extension DocumentStore {
             var inputs: [SegmentMerger.Input] = []
             for number in numbers {
                 guard let segment = state.entries.segments.first(where: { $0.record.number == number }) else { continue }
-                var tombstones = OrdinalSet(capacity: segment.mapped.tombstoneCount, full: true)
-                for index in 0..<segment.mapped.tombstoneCount where segment.isDeleted(segment.mapped.count + index) {
-                    tombstones.remove(index)
-                }
-                inputs.append(SegmentMerger.Input(segment: segment, documents: segment.live(masking: []), tombstones: tombstones))
+                inputs.append(self.mergeInput(segment, masking: []))
             }
             guard !inputs.isEmpty else { return nil }
             let number = manifest.nextNumber
             manifest.nextNumber = number + 1
             try self.install(manifest, &state)
-            return PendingMerge(
-                inputs: inputs, number: number, projection: state.projection,
-                schemaHash: Self.schemaHash(projection: state.projection, textSearch: self.schema.textSearch))
+            return PendingMerge(inputs: inputs, number: number, projection: state.projection)
         }
     }
 
@@ -115,19 +111,11 @@ extension DocumentStore {
     func buildMerge(_ pending: PendingMerge) throws(StoreError) -> Manifest.Segment? {
         try fileSystem.createFolder(path(FileNames.merging))
         let merger = try table(try SegmentMerger(pending.inputs, fileSystem: fileSystem, spillFolder: path(FileNames.merging)))
-        guard merger.documentCount > 0 || pending.inputs.contains(where: { $0.tombstones.count > 0 }) else { return nil }
-        var summary: SegmentMerger.Summary?
-        let written = try writeStreamed(to: pending.aside, through: path(pending.aside + ".new")) { (writer) throws(StoreError) in
-            summary = try merger.write(
-                into: &writer, number: pending.number, projection: pending.projection, schemaHash: pending.schemaHash)
-        }
+        let record = try writeMerge(
+            merger, number: pending.number, projection: pending.projection, to: pending.aside, through: path(pending.aside + ".new"))
         // What the merge allocated (its cursors, postings, chunks) goes back to the system.
         ProcessMemory.releaseFreePages()
-        guard let summary else { return nil }
-        return Manifest.Segment(
-            number: pending.number, documents: summary.documents, tombstones: summary.tombstones, bytes: written.bytes,
-            firstSequence: summary.firstSequence, lastSequence: summary.lastSequence, footerHash: written.footerHash,
-            liveBytes: summary.documentBytes)
+        return record
     }
 
     /// Installs a built merge under the writers' lock: when the live manifest still names every

@@ -26,41 +26,50 @@ extension DocumentStore {
         let masked = try table(try state.entries.masks())
         for number in numbers {
             guard let place = state.entries.segments.firstIndex(where: { $0.record.number == number }) else { continue }
-            let segment = state.entries.segments[place]
-            var tombstones = OrdinalSet(capacity: segment.mapped.tombstoneCount, full: true)
-            for index in 0..<segment.mapped.tombstoneCount where segment.isDeleted(segment.mapped.count + index) {
-                tombstones.remove(index)
-            }
-            inputs.append(
-                SegmentMerger.Input(segment: segment, documents: segment.live(masking: masked[place]), tombstones: tombstones)
-            )
+            inputs.append(mergeInput(state.entries.segments[place], masking: masked[place]))
         }
         guard !inputs.isEmpty else { return }
         let merger = try table(try SegmentMerger(inputs, fileSystem: fileSystem, spillFolder: path(FileNames.temporary)))
         let merged = Set(inputs.map(\.segment.record.number))
         let position = manifest.segments.firstIndex { merged.contains($0.number) } ?? manifest.segments.count
         manifest.segments.removeAll { merged.contains($0.number) }
-        if merger.documentCount > 0 || inputs.contains(where: { $0.tombstones.count > 0 }) {
-            let number = manifest.nextNumber
-            let projection = state.projection
-            let schemaHash = Self.schemaHash(projection: projection, textSearch: schema.textSearch)
-            var summary: SegmentMerger.Summary?
-            try fileSystem.createFolder(path(FileNames.temporary))
-            let written = try writeStreamed(to: FileNames.segments + "/" + Manifest.fileName(number: number)) {
-                (writer) throws(StoreError) in
-                summary = try merger.write(into: &writer, number: number, projection: projection, schemaHash: schemaHash)
-            }
-            guard let summary else { return }
-            let record = Manifest.Segment(
-                number: number, documents: summary.documents, tombstones: summary.tombstones, bytes: written.bytes,
-                firstSequence: summary.firstSequence, lastSequence: summary.lastSequence, footerHash: written.footerHash,
-                liveBytes: summary.documentBytes)
+        let number = manifest.nextNumber
+        if let record = try writeMerge(
+            merger, number: number, projection: state.projection, to: FileNames.segments + "/" + Manifest.fileName(number: number))
+        {
             manifest.segments.insert(record, at: min(position, manifest.segments.count))
             manifest.nextNumber = number + 1
         }
         try install(manifest, &state)
         // What the merge allocated (its cursors, postings, chunks) goes back to the system.
         ProcessMemory.releaseFreePages()
+    }
+
+    /// One segment as a merge's input: its live documents (less `masked`) and live tombstones.
+    func mergeInput(_ segment: OpenSegment, masking masked: Set<Int>) -> SegmentMerger.Input {
+        var tombstones = OrdinalSet(capacity: segment.mapped.tombstoneCount, full: true)
+        for index in 0..<segment.mapped.tombstoneCount where segment.isDeleted(segment.mapped.count + index) {
+            tombstones.remove(index)
+        }
+        return SegmentMerger.Input(segment: segment, documents: segment.live(masking: masked), tombstones: tombstones)
+    }
+
+    /// Writes what `merger` merges as segment `number` to `relative` (aside in `tmp/`, or in
+    /// `aside` when given; synced, renamed) and returns the manifest's record of it; nil when
+    /// nothing of the inputs is live (the merge only drops them).
+    func writeMerge(
+        _ merger: SegmentMerger, number: Int, projection: Projection, to relative: String, through aside: String? = nil
+    ) throws(StoreError) -> Manifest.Segment? {
+        guard merger.documentCount > 0 || merger.inputs.contains(where: { $0.tombstones.count > 0 }) else { return nil }
+        let schemaHash = Self.schemaHash(projection: projection, textSearch: schema.textSearch)
+        var summary = SegmentMerger.Summary(documents: 0, tombstones: 0, documentBytes: 0, firstSequence: 0, lastSequence: 0)
+        let written = try writeStreamed(to: relative, through: aside) { (writer) throws(StoreError) in
+            summary = try merger.write(into: &writer, number: number, projection: projection, schemaHash: schemaHash)
+        }
+        return Manifest.Segment(
+            number: number, documents: summary.documents, tombstones: summary.tombstones, bytes: written.bytes,
+            firstSequence: summary.firstSequence, lastSequence: summary.lastSequence, footerHash: written.footerHash,
+            liveBytes: summary.documentBytes)
     }
 
     /// Builds the segments again from the log (the lock held): its lines are read a chunk at a

@@ -411,8 +411,9 @@ extension DocumentStore {
         try fileSystem.createFolder(path(FileNames.segments))
         try fileSystem.synchronize(path(FileNames.segments))
         let temporary = try temporaryPath(for: FileNames.manifest)
+        let bytes = manifest.encoded()
         do {
-            try fileSystem.write(manifest.encoded(), to: temporary)
+            try fileSystem.write(bytes, to: temporary)
             try fileSystem.synchronize(temporary)
             try fileSystem.rename(temporary, to: path(FileNames.manifest))
         } catch {
@@ -421,7 +422,7 @@ extension DocumentStore {
         }
         try fileSystem.synchronize(path(FileNames.segments))
         state.manifest = manifest
-        state.manifestBytes = nil
+        state.manifestBytes = bytes
         state.refusesSegments = false
         switch try currentSegments(projection: state.projection) {
         case .success(let (installed, segments)) where installed == manifest:

@@ -9,9 +9,8 @@ struct PendingMerge {
     let inputs: [SegmentMerger.Input]
     /// The number reserved for the new segment (the manifest's next number was moved past it).
     let number: Int
-    /// The projection and schema checksum the segments were built with.
+    /// The projection the segments were built with.
     let projection: Projection
-    let schemaHash: UInt64
 
     /// The new segment's file name.
     var fileName: String { Manifest.fileName(number: number) }

@@ -14,8 +14,8 @@ struct SegmentRecordWalk {
         var number: Int
         var kind: UInt8
         var digest: UInt64
-        /// For a live document, the digest of what its file must hold (`DocumentStore.documentFacts`:
-        /// hash, size, projected fields); nil for a tombstone or an unmatched record.
+        /// For a live document, the digest of what its file must hold (`documentFacts`: hash,
+        /// size, projected fields); nil for a tombstone or an unmatched record.
         var document: UInt64? = nil
     }
 
@@ -102,6 +102,12 @@ struct SegmentRecordWalk {
         return FNV1a64.hash(words.bytes)
     }
 
+    /// The digest of what a document file and its live entry agree on: its hash, size and the
+    /// digest of its projected fields (`check` compares documents with entries by it).
+    static func documentFacts(hash: UInt64, size: UInt64, fields: UInt64) -> UInt64 {
+        entryFacts(hash: hash, size: size, storedAt: 0, updatedAt: 0, fields: fields)
+    }
+
     /// The digest of what a tombstone and the removal line that made it agree on.
     static func removalFacts(removedAt: Int64, fields: UInt64) -> UInt64 {
         entryFacts(hash: 0, size: 0, storedAt: removedAt, updatedAt: removedAt, fields: fields)
@@ -125,7 +131,7 @@ struct SegmentRecordWalk {
             digest: Self.entryFacts(
                 hash: row.hash, size: UInt64(row.size), storedAt: row.storedAt.milliseconds, updatedAt: row.updatedAt.milliseconds,
                 fields: fields),
-            document: Self.entryFacts(hash: row.hash, size: UInt64(row.size), storedAt: 0, updatedAt: 0, fields: fields))
+            document: Self.documentFacts(hash: row.hash, size: UInt64(row.size), fields: fields))
     }
 
     private static func less(_ cursors: [Cursor], _ a: Int, _ b: Int) throws(SegmentDamage) -> Bool {

@@ -182,10 +182,9 @@ extension DocumentStore {
         return problems
     }
 
-    /// The digest of what a document file and its live entry agree on: its hash, size and the
-    /// digest of its projected fields.
-    static func documentFacts(_ entry: IndexEntry, fields: UInt64) -> UInt64 {
-        SegmentRecordWalk.entryFacts(hash: entry.hash, size: UInt64(entry.size), storedAt: 0, updatedAt: 0, fields: fields)
+    /// `SegmentRecordWalk.documentFacts` of an entry (a document's, or one of the tail's).
+    private static func documentFacts(_ entry: IndexEntry, fields: UInt64) -> UInt64 {
+        SegmentRecordWalk.documentFacts(hash: entry.hash, size: UInt64(entry.size), fields: fields)
     }
 
     /// The problem of a scanned file that is not a document in its place (unreadable, without
