@@ -36,7 +36,7 @@ FAIL), 1 when a command fails or an answer is wrong. The page cache is warm (the
 holds the folder): these are not cold-cache numbers.
 
 Usage:
-  python3 bench/scale.py                    # 1,000,000 documents: about 12 GB in the work folder
+  python3 bench/scale.py                    # 1,000,000 documents: about 12.5 GB in the work folder
   python3 bench/scale.py --quick            # 50,000 documents
   python3 bench/scale.py --count 3000000 --repeats 5 --seed 3 [--workdir DIR] [--keep] [--skip-check]
                          [--skip-build] [--scratch-path PATH] [--slow-seconds 120] [--slow-repeats 2]
@@ -458,9 +458,9 @@ def main():
     archivist, bench = binaries(args.scratch_path, args.skip_build, ("archivist", "archivist-bench"))
     if not args.skip_build:
         phase("release build (archivist, archivist-bench)", time.perf_counter() - start)
-    # What is on disk at once, measured at 1M and 3M on 4 KB blocks: the generated JSON Lines (2.1 KB/doc) with
-    # the store (5.2 KB/doc) and either the rawfs copy (about 4 KB/doc, deleted after the import) or the database
-    # (4.0 KB/doc), plus a repair's and a compact's transient segments (under 1.2 KB/doc).
+    # What is on disk at once, as the 5M run used it (62.5 GB at its end, 4 KB blocks): the generated JSON Lines
+    # (2.05 KB/doc), the store (6.4 KB/doc on disk, 5.1 apparent) and the database (4.05 KB/doc); the rawfs copy,
+    # deleted before the database is built, is smaller than the database. work_folder asks for 1.2x this.
     work = work_folder("archivist-scale-", args.workdir, count * 12_500)
     os.environ["ARCHIVIST_HISTORY"] = str(work / "shell-history")  # the shell runs never touch the user's history
     log(f"work folder: {work}")
