@@ -317,6 +317,33 @@ struct CommandLineTests {
         #expect(try exported().count == 2)
     }
 
+    @Test(
+        "import of many batches (each read and encoded while the one before commits) reports bad documents in input order and stores the rest",
+        arguments: ["jsonl", "array"])
+    func importOfManyBatchesKeepsOrderAndCounts(shape: String) throws {
+        // 5,500 documents: three batches of 2,000 at most; bad ones in the first, second and last.
+        let bad: Set<Int> = [2, 1_999, 2_000, 4_321, 5_499]
+        var documents: [String] = []
+        let broken = shape == "jsonl" ? "{\"_id\":\"cut\",\"n\":" : "[\"not an object\"]"
+        for n in 0..<5_500 {
+            documents.append(bad.contains(n) ? broken : "{\"_id\":\"d\(n)\",\"n\":\(n)}")
+        }
+        let path = sandbox.root + "/many." + (shape == "jsonl" ? "jsonl" : "json")
+        try sandbox.write(shape == "jsonl" ? documents.joined(separator: "\n") + "\n" : "[" + documents.joined(separator: ",\n") + "]", to: path)
+        let result = try sandbox.run(["import", path])
+        #expect(result.status == 1, "\(result)")
+        #expect(result.stdoutText == Self.counts(added: 5_495, failed: 5), "\(result)")
+        let places = result.stderrLines.map { line in
+            line.dropFirst("error: import: \(path): ".count).prefix { $0 != ":" }
+        }
+        let expected = bad.sorted().map { shape == "jsonl" ? "line \($0 + 1)" : "element \($0 + 1)" }
+        #expect(places.map(String.init) == expected, "\(result.stderrLines.prefix(6))")
+        let stored = try exported()
+        #expect(stored.count == 5_495)
+        #expect(stored["d0"] != nil && stored["d5498"] != nil && stored["d2000"] == nil && stored["d1999"] == nil)
+        #expect(try sandbox.run(["check"]).status == 0)
+    }
+
     @Test("import of JSON Lines whose last line was cut off (no newline) stores the complete lines")
     func importOfTornLastLine() throws {
         let path = sandbox.root + "/torn.jsonl"

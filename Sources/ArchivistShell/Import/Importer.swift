@@ -34,10 +34,11 @@ final class Importer {
         }
         if reader.shape == .jsonLines { return try storeLines(JSONLinesReader(bytes: bytes)) }
         var start = 0
-        while start < reader.count && !wasInterrupted {
+        try storeBatches {
+            guard start < reader.count else { return nil }
             let end = min(start + Command.importBatchSize, reader.count)
-            try store(reader.items(start..<end))
-            start = end
+            defer { start = end }
+            return reader.items(start..<end)
         }
     }
 
@@ -56,31 +57,63 @@ final class Importer {
 
     /// Stores JSON Lines a batch at a time.
     private func storeLines(_ reader: JSONLinesReader) throws {
-        while !wasInterrupted, let items = reader.nextItems(maxCount: Command.importBatchSize) {
-            try store(items)
-        }
+        try storeBatches { reader.nextItems(maxCount: Command.importBatchSize) }
         if let error = reader.readError { throw invocation.failure("\(source.name): cannot read: \(error)") }
     }
 
-    /// Stores one batch in one durable upsert, unless Ctrl-C was pressed.
-    private func store(_ items: [ImportReader.Item]) throws {
-        if Interruption.isRequested {
-            wasInterrupted = true
-            return
-        }
-        var documents: [JSONValue] = []
-        var locations: [String] = []
-        for item in items {
-            switch item.document {
-            case .success(let document):
-                documents.append(document)
-                locations.append(item.location)
-            case .failure(let failure):
-                fail(at: item.location, failure.message)
+    /// A batch read and encoded, ready to commit: the documents' encodings and where each came
+    /// from, and the items that could not be parsed.
+    private struct ReadBatch {
+        var prepared: PreparedBatch
+        var locations: [String]
+        var failures: [(location: String, message: String)]
+    }
+
+    /// Stores batches until `nextItems` returns nil or Ctrl-C is pressed, each in one durable
+    /// upsert. The next batch is read and encoded on another thread while one commits
+    /// (`BatchAhead`), so at most two batches are in memory, and only one job at a time calls
+    /// `nextItems`.
+    private func storeBatches(_ nextItems: @escaping () -> [ImportReader.Item]?) throws {
+        let store = try shell.store()
+        func readAhead() -> BatchAhead<ReadBatch?> {
+            BatchAhead {
+                guard let items = nextItems() else { return nil }
+                var locations: [String] = []
+                var failures: [(location: String, message: String)] = []
+                var documents: [JSONValue] = []
+                documents.reserveCapacity(items.count)
+                for item in items {
+                    switch item.document {
+                    case .success(let document):
+                        documents.append(document)
+                        locations.append(item.location)
+                    case .failure(let failure):
+                        failures.append((item.location, failure.message))
+                    }
+                }
+                return ReadBatch(prepared: store.prepareUpsert(documents), locations: locations, failures: failures)
             }
         }
-        let results = try shell.store().upsert(documents)
-        for (result, location) in zip(results, locations) {
+        var next: BatchAhead<ReadBatch?>? = Interruption.isRequested ? nil : readAhead()
+        // However the loop ends, the job reading ahead finishes before the reader is left.
+        defer { _ = next?.value() }
+        while let ahead = next {
+            next = nil
+            guard let batch = ahead.value() else { break }
+            if Interruption.isRequested {
+                wasInterrupted = true
+                break
+            }
+            next = readAhead()
+            try commit(batch, to: store)
+        }
+    }
+
+    /// Commits one batch and counts what became of each document, in the order they were read.
+    private func commit(_ batch: ReadBatch, to store: DocumentStore) throws {
+        for failure in batch.failures { fail(at: failure.location, failure.message) }
+        let results = try store.upsert(batch.prepared)
+        for (result, location) in zip(results, batch.locations) {
             switch result.outcome {
             case .success(let outcome): counts[outcome.rawValue, default: 0] += 1
             case .failure(let error): fail(at: location, error.errorDescription ?? "refused")
