@@ -139,6 +139,28 @@ struct BackgroundMergeTests {
         try expectConsistent(reopened)
     }
 
+    @Test(
+        "a store that refreshes after another process flushed and merged starts from the new manifest and reads only the lines after it, not every line written since it last looked"
+    )
+    func refreshStartsFromANewerManifest() throws {
+        let folder = try TemporaryFolder()
+        let writer = try Self.store(folder, background: false)
+        var generator = ArticleGenerator(seed: 57)
+        try Self.upsert(writer, generator.documents(50))
+        let reader = try Self.store(folder)
+        #expect(try reader.count == 50)
+        let before = reader.state.withLock { $0.linesFollowed }
+        // Eight flushes (and the merges they call for) while the reader looks away, then a tail
+        // of ten lines after the last flush.
+        for _ in 0..<8 { try Self.upsert(writer, generator.documents(50)) }
+        try Self.upsert(writer, generator.documents(10))
+        #expect(try reader.count == 460)
+        let read = reader.state.withLock { $0.linesFollowed } - before
+        #expect(read == 10, "the reader followed \(read) lines of the log; the manifest covers all but 10")
+        #expect(try Self.hashes(reader) == Self.hashes(writer))
+        try expectConsistent(reader)
+    }
+
     @Test("a merger waits for another one holding the merge lock, or returns at once without merging")
     func oneMergerAtATime() throws {
         let folder = try TemporaryFolder()

@@ -140,9 +140,12 @@ extension DocumentStore {
             identity: coverage.offset == 0 && segments.isEmpty ? nil : coverage.identity, consumed: coverage.offset,
             lines: coverage.lines, sequence: coverage.sequence)
         var damage: SegmentDamage?
+        var lines = 0
         let progress = try changeLog.follow(&position) { line in
+            lines += 1
             do throws(SegmentDamage) { try entries.apply(line) } catch { damage = error }
         }
+        state.linesFollowed += lines
         guard progress != .replaced, damage == nil else { return false }
         state.entries = entries
         state.index = position
