@@ -62,6 +62,9 @@ let package = Package(
         // and ICU), and exports only Archivist's own symbols, so libArchivistNetwork.so, which
         // brings the shared runtime with FoundationNetworking, never binds to this copy. The
         // libraries named are what the static Foundation needs and the shared one brings itself.
+        // It is linked position-dependent (`-no-pie`): the loader then has 2,900 relative
+        // relocations to apply at each start instead of the static runtime's 78,000 (its time in
+        // the loader, `LD_DEBUG=statistics`: 0.4M cycles instead of 2.8M).
         .executableTarget(
             name: "archivist", dependencies: ["ArchivistShell"],
             linkerSettings: linksSharedRuntime
@@ -70,7 +73,7 @@ let package = Package(
                     .unsafeFlags([
                         "-static-stdlib", "-Xlinker", "--start-group", "-lFoundation", "-lCoreFoundation",
                         "-lFoundationInternationalization", "-lFoundationEssentials", "-l_FoundationICU",
-                        "-l_FoundationCShims", "-l_FoundationCollections", "-Xlinker", "--end-group",
+                        "-l_FoundationCShims", "-l_FoundationCollections", "-Xlinker", "--end-group", "-Xclang-linker", "-no-pie",
                     ])
                 ]),
         // Helpers for tests and benchmarks: a fault-injecting file system, a document generator,

@@ -329,7 +329,8 @@ struct CommandLineTests {
             documents.append(bad.contains(n) ? broken : "{\"_id\":\"d\(n)\",\"n\":\(n)}")
         }
         let path = sandbox.root + "/many." + (shape == "jsonl" ? "jsonl" : "json")
-        try sandbox.write(shape == "jsonl" ? documents.joined(separator: "\n") + "\n" : "[" + documents.joined(separator: ",\n") + "]", to: path)
+        let text = shape == "jsonl" ? documents.joined(separator: "\n") + "\n" : "[" + documents.joined(separator: ",\n") + "]"
+        try sandbox.write(text, to: path)
         let result = try sandbox.run(["import", path])
         #expect(result.status == 1, "\(result)")
         #expect(result.stdoutText == Self.counts(added: 5_495, failed: 5), "\(result)")

@@ -87,6 +87,45 @@ struct ChangeLogTests {
         #expect(throws: StoreError.self) { try log.fieldsBytes(ofLine: 8_000, id: "id-1") }
     }
 
+    @Test(
+        "a line's fields are found by its number in a few reads (interpolated between the numbers found), whatever the lines' lengths and gaps in the numbers"
+    )
+    func fieldsFoundInFewReads() throws {
+        let fileSystem = FaultInjectingFileSystem()
+        var random = SplitMix64(state: 2026)
+        var batch = ChangeLog.Batch(firstSequence: 1)
+        var expected: [(sequence: Int, id: String, fields: [UInt8])] = []
+        var sequence = 0
+        for n in 0..<20_000 {
+            // Lines of 300 to 2,300 bytes, as an index's lines vary; a removal now and then
+            // between two entries (a number between theirs).
+            let padding = 200 + Int(random.next() % 2_000)
+            let fields = Array(#"{"abstract":"\#(String(repeating: "x", count: padding))","n":\#(n)}"#.utf8)
+            let entry = IndexEntry(
+                id: "id-\(n)", hash: UInt64(n), size: 10, storedAt: Timestamp(milliseconds: 1), updatedAt: Timestamp(milliseconds: 2),
+                fields: .inline(fields))
+            batch.append(entry, fields: fields, file: FileNames.documentPath(for: entry.id, in: .nyt))
+            sequence += 1
+            expected.append((sequence, entry.id, fields))
+            if random.next() % 10 == 0 {
+                batch.appendRemoval(of: "gone-\(n)", at: Timestamp(milliseconds: 3))
+                sequence += 1
+            }
+        }
+        try fileSystem.createFolder("/data")
+        try fileSystem.write(batch.bytes, to: "/data/" + FileNames.index)
+        let log = ChangeLog(folder: "/data", fileSystem: fileSystem)
+        var lookups = 0
+        for index in stride(from: 0, to: expected.count, by: 97) + [expected.count - 1] {
+            let item = expected[index]
+            #expect(try log.fieldsBytes(ofLine: item.sequence, id: item.id) == item.fields, "line \(item.sequence)")
+            lookups += 1
+        }
+        let reads = fileSystem.readCounts["/data/" + FileNames.index] ?? 0
+        // A bisection of the 26 MB takes some 25 reads a look-up (measured); interpolating, about 10.
+        #expect(reads <= lookups * 12, "\(reads) reads for \(lookups) look-ups")
+    }
+
     @Test("members in any order, unknown members and white space are accepted")
     func lenientMemberOrder() throws {
         let line =

@@ -85,35 +85,89 @@ extension ChangeLog {
     /// The start of the first line in `low..<end` for which `holds` is true of its stated
     /// sequence number (it must be false for a prefix of the lines and true for the rest), or
     /// `end` when there is none.
-    private func firstLine(from low: Int, end: Int, where holds: (Int?) -> Bool) throws(StoreError) -> Int {
+    ///
+    /// With `target` (the first number for which `holds` is true, the lines numbered densely and
+    /// in order), a probe interpolates between the numbers found at the range's two ends, a
+    /// line and a half short of the estimate, as the lines of an index are of similar lengths (a
+    /// test's 20,000 lines of 300 to 2,300 bytes: about 8 probes a look-up instead of a
+    /// bisection's 21). A probe that does not cut the range to a quarter is followed by a
+    /// bisection, so the worst case stays about twice a bisection's.
+    private func firstLine(
+        from low: Int, end: Int, target: Int? = nil, numberBefore: Int? = nil, where holds: (Int?) -> Bool
+    ) throws(StoreError) -> Int {
+        try firstLocatedLine(from: low, end: end, target: target, numberBefore: numberBefore, where: holds)?.start ?? end
+    }
+
+    /// `firstLine(from:end:target:numberBefore:where:)`'s line, found (nil when there is none).
+    private func firstLocatedLine(
+        from low: Int, end: Int, target: Int? = nil, numberBefore: Int? = nil, where holds: (Int?) -> Bool
+    ) throws(StoreError) -> LocatedLine? {
         var low = low
         var high = end
+        // The numbers of the last line before `low` and of the first line at or after `high`,
+        // and that line when a probe found it.
+        var lowNumber = numberBefore
+        var highNumber: Int?
+        var highLine: LocatedLine?
+        var interpolates = true
         while low < high {
-            let middle = low + (high - low) / 2
+            var middle = low + (high - low) / 2
+            var interpolated = false
+            if interpolates, let target, let before = lowNumber, let after = highNumber, after > before + 1 {
+                let lines = Double(after - before)
+                let lineBytes = Double(high - low) / lines
+                let estimate = Double(low) + Double(target - before - 1) * lineBytes - 1.5 * lineBytes
+                middle = min(max(low, Int(estimate)), high - 1)
+                interpolated = true
+            }
+            let width = high - low
             guard let found = try line(atOrAfter: middle, end: end) else {
                 high = middle
+                highNumber = nil
+                highLine = nil
                 continue
             }
-            if holds(found.sequence) { high = middle } else { low = found.end + 1 }
+            if holds(found.sequence) {
+                high = middle
+                highNumber = found.sequence
+                highLine = found
+            } else {
+                low = found.end + 1
+                lowNumber = found.sequence
+            }
+            interpolates = !interpolated || (high - low) * 4 <= width
         }
-        return try line(atOrAfter: low, end: end)?.start ?? end
+        // The first line at or after `high` is the one the probe that last moved it found.
+        if let highLine { return highLine }
+        return try line(atOrAfter: low, end: end)
     }
 
     /// Where to start reading for the changes after sequence number `since`, in the first `end`
     /// bytes: the first line numbered above it; or 0 when lines without a stated number (before
     /// format 3, numbered by their place) may be among them.
     func offset(after since: Int, end: Int) throws(StoreError) -> Int {
-        guard let first = try line(atOrAfter: 0, end: end) else { return end }
+        try line(after: since, end: end)?.start ?? end
+    }
+
+    /// The first line numbered above `since` in the first `end` bytes (nil: none); when lines
+    /// without a stated number (before format 3) may be among those before it, the first line.
+    func line(after since: Int, end: Int) throws(StoreError) -> LocatedLine? {
+        guard let first = try line(atOrAfter: 0, end: end) else { return nil }
         var low = 0
+        var numberBefore = first.sequence.map { $0 - 1 }
         if first.sequence == nil {
             // The unnumbered lines are a prefix: find the first numbered one.
-            let numbered = try firstLine(from: 0, end: end) { $0 != nil }
-            guard numbered < end, let stated = try line(atOrAfter: numbered, end: end)?.sequence else { return 0 }
+            guard let numbered = try firstLocatedLine(from: 0, end: end, where: { $0 != nil }), let stated = numbered.sequence else {
+                return first
+            }
             // The unnumbered lines are 1 ... stated - 1.
-            if since < stated - 1 { return 0 }
-            low = numbered
+            if since < stated - 1 { return first }
+            if since == stated - 1 { return numbered }
+            low = numbered.start
+            numberBefore = stated - 1
         }
-        return try firstLine(from: low, end: end) { ($0 ?? 0) > since }
+        if let numberBefore, since <= numberBefore { return low == 0 ? first : try line(atOrAfter: low, end: end) }
+        return try firstLocatedLine(from: low, end: end, target: since + 1, numberBefore: numberBefore) { ($0 ?? 0) > since }
     }
 
     /// Reads the lines from `offset` (a line's start) up to `end`, numbering them (a line without

@@ -632,9 +632,10 @@ extension ChangeLog {
     /// by a binary search over the file's offsets (its lines are in sequence order).
     func fieldsBytes(ofLine sequence: Int, id: String) throws(StoreError) -> [UInt8] {
         let end = try fileSystem.status(of: path)?.size ?? 0
-        let start = try offset(after: sequence - 1, end: end)
+        let located = try line(after: sequence - 1, end: end)
+        let start = located?.start ?? end
         var found: Change?
-        if let located = try line(atOrAfter: start, end: end), located.start == start, located.sequence == sequence,
+        if let located, located.sequence == sequence,
             let bytes = try fileSystem.contents(of: path, from: located.start, limit: located.end - located.start),
             bytes.count == located.end - located.start
         {
