@@ -36,7 +36,7 @@ struct NetworkLibraryTests {
         let built = try CLI.binary()
         let folder = sandbox.root + "/bin"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(atPath: built, toPath: folder + "/archivist")
+        try Self.copyExecutable(built, to: folder + "/archivist")
         if withLibrary {
             let library = (built as NSString).deletingLastPathComponent + "/" + Self.library
             try #require(FileManager.default.fileExists(atPath: library), "\(library) was not built next to \(built)")
@@ -45,6 +45,43 @@ struct NetworkLibraryTests {
         let resolved = try #require(realpath(folder, nil), "realpath \(folder): errno \(errno)")
         defer { free(resolved) }
         return (folder + "/archivist", String(cString: resolved))
+    }
+
+    /// Copies an executable through a descriptor closed on exec, then waits until it can be run.
+    /// A descriptor open for writing makes exec fail with ETXTBSY ("text file busy"); one
+    /// without close-on-exec (FileManager's copy) is inherited by every process the other tests
+    /// start meanwhile, such as a PostgreSQL server that lives for the whole run. Close-on-exec
+    /// leaves only the moment between a concurrent fork and its exec, which the wait rides out.
+    static func copyExecutable(_ source: String, to destination: String) throws {
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: source))
+        let fd = open(destination, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o755)
+        try #require(fd >= 0, "open \(destination): errno \(errno)")
+        let written = bytes.withUnsafeBytes { raw in
+            var done = 0
+            while done < raw.count {
+                let count = write(fd, raw.baseAddress! + done, raw.count - done)
+                if count <= 0 { break }
+                done += count
+            }
+            return done
+        }
+        close(fd)
+        try #require(written == bytes.count, "wrote \(written) of \(bytes.count) bytes to \(destination)")
+        let runnable = eventually(10) {
+            let probe = Process()
+            probe.executableURL = URL(fileURLWithPath: destination)
+            probe.arguments = ["--version"]
+            probe.standardOutput = FileHandle.nullDevice
+            probe.standardError = FileHandle.nullDevice
+            do {
+                try probe.run()
+            } catch {
+                return false
+            }
+            probe.waitUntilExit()
+            return true
+        }
+        try #require(runnable, "\(destination) could not be run within 10 s (text file busy)")
     }
 
     /// The paths of the files mapped into process `pid`.
