@@ -562,7 +562,8 @@ public final class Replicator {
                 try? lanes.finish()
                 throw PostgresError.loadStopped(table: table.description)
             }
-            let next = current.count < limit ? nil : Prefetch(since: current.last, prepare)
+            let last = current.last
+            let next = current.count < limit ? nil : Prefetch { prepare(last) }
             if !current.rows.isEmpty {
                 try lanes.send(current.rows, sql: copySQL, doing: copying)
                 copied += current.rows.count
@@ -878,24 +879,4 @@ struct LoadPage: Sendable {
     var rows: [[UInt8]]
     /// The typed columns some of them had a value for that the column could not hold.
     var partial: Set<String>
-}
-
-/// A value computed on another thread, waited for by `value()`.
-final class Prefetch<Value: Sendable>: @unchecked Sendable {
-    private let done = DispatchSemaphore(value: 0)
-    private var result: Value?
-
-    /// Starts `work(argument)` on a global queue.
-    init<Argument: Sendable>(since argument: Argument, _ work: @escaping @Sendable (Argument) -> Value) {
-        DispatchQueue.global().async {
-            self.result = work(argument)
-            self.done.signal()
-        }
-    }
-
-    /// Waits for the value.
-    func value() -> Value {
-        done.wait()
-        return result!
-    }
 }

@@ -37,6 +37,9 @@ struct NetworkLibraryTests {
         let folder = sandbox.root + "/bin"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         try Self.copyExecutable(built, to: folder + "/archivist")
+        // A process another test forked while the copy was open still holds it until it execs.
+        let runnable = Self.eventually(10) { (try? sandbox.run(["--version"], dataOption: false, binary: folder + "/archivist")) != nil }
+        try #require(runnable, "\(folder)/archivist could not be run within 10 s (text file busy)")
         if withLibrary {
             let library = (built as NSString).deletingLastPathComponent + "/" + Self.library
             try #require(FileManager.default.fileExists(atPath: library), "\(library) was not built next to \(built)")
@@ -47,11 +50,12 @@ struct NetworkLibraryTests {
         return (folder + "/archivist", String(cString: resolved))
     }
 
-    /// Copies an executable through a descriptor closed on exec, then waits until it can be run.
+    /// Copies an executable through a descriptor closed on exec (the caller then waits until it
+    /// can be run).
     /// A descriptor open for writing makes exec fail with ETXTBSY ("text file busy"); one
     /// without close-on-exec (FileManager's copy) is inherited by every process the other tests
     /// start meanwhile, such as a PostgreSQL server that lives for the whole run. Close-on-exec
-    /// leaves only the moment between a concurrent fork and its exec, which the wait rides out.
+    /// leaves only the moment between a concurrent fork and its exec.
     static func copyExecutable(_ source: String, to destination: String) throws {
         let bytes = try Data(contentsOf: URL(fileURLWithPath: source))
         let fd = open(destination, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o755)
@@ -67,21 +71,6 @@ struct NetworkLibraryTests {
         }
         close(fd)
         try #require(written == bytes.count, "wrote \(written) of \(bytes.count) bytes to \(destination)")
-        let runnable = eventually(10) {
-            let probe = Process()
-            probe.executableURL = URL(fileURLWithPath: destination)
-            probe.arguments = ["--version"]
-            probe.standardOutput = FileHandle.nullDevice
-            probe.standardError = FileHandle.nullDevice
-            do {
-                try probe.run()
-            } catch {
-                return false
-            }
-            probe.waitUntilExit()
-            return true
-        }
-        try #require(runnable, "\(destination) could not be run within 10 s (text file busy)")
     }
 
     /// The paths of the files mapped into process `pid`.

@@ -71,12 +71,12 @@ final class Importer {
 
     /// Stores batches until `nextItems` returns nil or Ctrl-C is pressed, each in one durable
     /// upsert. The next batch is read and encoded on another thread while one commits
-    /// (`BatchAhead`), so at most two batches are in memory, and only one job at a time calls
+    /// (`Prefetch`), so at most two batches are in memory, and only one job at a time calls
     /// `nextItems`.
     private func storeBatches(_ nextItems: @escaping () -> [ImportReader.Item]?) throws {
         let store = try shell.store()
-        func readAhead() -> BatchAhead<ReadBatch?> {
-            BatchAhead {
+        func readAhead() -> Prefetch<ReadBatch?> {
+            Prefetch {
                 guard let items = nextItems() else { return nil }
                 var locations: [String] = []
                 var failures: [(location: String, message: String)] = []
@@ -94,7 +94,7 @@ final class Importer {
                 return ReadBatch(prepared: store.prepareUpsert(documents), locations: locations, failures: failures)
             }
         }
-        var next: BatchAhead<ReadBatch?>? = Interruption.isRequested ? nil : readAhead()
+        var next: Prefetch<ReadBatch?>? = Interruption.isRequested ? nil : readAhead()
         // However the loop ends, the job reading ahead finishes before the reader is left.
         defer { _ = next?.value() }
         while let ahead = next {

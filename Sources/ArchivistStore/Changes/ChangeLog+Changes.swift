@@ -8,7 +8,7 @@ import Darwin
 
 /// Reading `index.jsonl` by sequence number, for the changes feed. The lines are in sequence order
 /// (writers append ascending numbers, compaction keeps them in order), so the first line after a
-/// number is found by a binary search over byte offsets: some 40 reads of a few KiB, not the file.
+/// number is found by a search over byte offsets (`firstLine`): a few reads of 8 KiB, not the file.
 extension ChangeLog {
     /// A line found at an offset: where it starts and ends (its newline), and its sequence number
     /// when it states one (lines written before format 3 do not).
@@ -82,9 +82,8 @@ extension ChangeLog {
         return nil
     }
 
-    /// The start of the first line in `low..<end` for which `holds` is true of its stated
-    /// sequence number (it must be false for a prefix of the lines and true for the rest), or
-    /// `end` when there is none.
+    /// The first line in `low..<end` for which `holds` is true of its stated sequence number (it
+    /// must be false for a prefix of the lines and true for the rest), or nil when there is none.
     ///
     /// With `target` (the first number for which `holds` is true, the lines numbered densely and
     /// in order), a probe interpolates between the numbers found at the range's two ends, a
@@ -93,13 +92,6 @@ extension ChangeLog {
     /// bisection's 21). A probe that does not cut the range to a quarter is followed by a
     /// bisection, so the worst case stays about twice a bisection's.
     private func firstLine(
-        from low: Int, end: Int, target: Int? = nil, numberBefore: Int? = nil, where holds: (Int?) -> Bool
-    ) throws(StoreError) -> Int {
-        try firstLocatedLine(from: low, end: end, target: target, numberBefore: numberBefore, where: holds)?.start ?? end
-    }
-
-    /// `firstLine(from:end:target:numberBefore:where:)`'s line, found (nil when there is none).
-    private func firstLocatedLine(
         from low: Int, end: Int, target: Int? = nil, numberBefore: Int? = nil, where holds: (Int?) -> Bool
     ) throws(StoreError) -> LocatedLine? {
         var low = low
@@ -153,21 +145,18 @@ extension ChangeLog {
     /// without a stated number (before format 3) may be among those before it, the first line.
     func line(after since: Int, end: Int) throws(StoreError) -> LocatedLine? {
         guard let first = try line(atOrAfter: 0, end: end) else { return nil }
-        var low = 0
-        var numberBefore = first.sequence.map { $0 - 1 }
-        if first.sequence == nil {
-            // The unnumbered lines are a prefix: find the first numbered one.
-            guard let numbered = try firstLocatedLine(from: 0, end: end, where: { $0 != nil }), let stated = numbered.sequence else {
-                return first
-            }
-            // The unnumbered lines are 1 ... stated - 1.
-            if since < stated - 1 { return first }
-            if since == stated - 1 { return numbered }
-            low = numbered.start
-            numberBefore = stated - 1
+        let isAfter = { (number: Int?) in (number ?? 0) > since }
+        if let number = first.sequence {
+            if since < number { return first }
+            return try firstLine(from: 0, end: end, target: since + 1, numberBefore: number - 1, where: isAfter)
         }
-        if let numberBefore, since <= numberBefore { return low == 0 ? first : try line(atOrAfter: low, end: end) }
-        return try firstLocatedLine(from: low, end: end, target: since + 1, numberBefore: numberBefore) { ($0 ?? 0) > since }
+        // The unnumbered lines are a prefix, numbered 1 ... stated - 1: find the first numbered one.
+        guard let numbered = try firstLine(from: 0, end: end, where: { $0 != nil }), let stated = numbered.sequence else {
+            return first
+        }
+        if since < stated - 1 { return first }
+        if since < stated { return numbered }
+        return try firstLine(from: numbered.start, end: end, target: since + 1, numberBefore: stated - 1, where: isAfter)
     }
 
     /// Reads the lines from `offset` (a line's start) up to `end`, numbering them (a line without

@@ -629,7 +629,7 @@ extension ChangeLog {
     }
 
     /// The projected fields of the line numbered `sequence`, which must be an entry of `id`: found
-    /// by a binary search over the file's offsets (its lines are in sequence order).
+    /// by a search over the file's offsets (its lines are in sequence order; `line(after:end:)`).
     func fieldsBytes(ofLine sequence: Int, id: String) throws(StoreError) -> [UInt8] {
         let end = try fileSystem.status(of: path)?.size ?? 0
         let located = try line(after: sequence - 1, end: end)
