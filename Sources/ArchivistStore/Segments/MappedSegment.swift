@@ -121,18 +121,23 @@ final class MappedSegment: Sendable {
 
     /// The ordinal of an ID (binary search over the IDs' bytes), or nil.
     func ordinal(of id: String) throws(SegmentDamage) -> Int? {
-        if hinted.load(ordering: .relaxed), let hint = hints.withLock({ $0[id] }), hint < count {
-            var wanted = id
-            let matches = wanted.withUTF8 { (raw) -> Result<Bool, SegmentDamage> in
-                do throws(SegmentDamage) {
-                    return .success(ValueOrder.compareBytes(try idBytes(at: hint), UnsafeRawBufferPointer(raw)) == 0)
-                } catch {
-                    return .failure(error)
-                }
-            }
-            if try matches.get() { return hint }
-        }
+        if let hint = try hintedOrdinal(of: id) { return hint }
         return try Self.search(id, count: count) { (index) throws(SegmentDamage) in try idBytes(at: index) }
+    }
+
+    /// The ordinal of an ID when a query of this process read it here lately (`id(at:hinted:)`):
+    /// no filter probe or search, only the hinted ID's bytes compared; nil otherwise.
+    func hintedOrdinal(of id: String) throws(SegmentDamage) -> Int? {
+        guard hinted.load(ordering: .relaxed), let hint = hints.withLock({ $0[id] }), hint < count else { return nil }
+        var wanted = id
+        let matches = wanted.withUTF8 { (raw) -> Result<Bool, SegmentDamage> in
+            do throws(SegmentDamage) {
+                return .success(ValueOrder.compareBytes(try idBytes(at: hint), UnsafeRawBufferPointer(raw)) == 0)
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try matches.get() ? hint : nil
     }
 
     /// The place of `id` among `count` IDs in byte order, read by `idAt`, or nil.

@@ -161,9 +161,11 @@ struct SegmentField {
 
     // MARK: Lookups
 
-    /// The first row where `isAfter` turns true (it must be false then true along the rows).
-    func partition(_ isAfter: (Row) throws(SegmentDamage) -> Bool) throws(SegmentDamage) -> Int {
-        var low = 0, high = rowCount
+    /// The first row where `isAfter` turns true (it must be false then true along the rows);
+    /// searched within `window` only, the answer clamped to it (its start when `isAfter` holds
+    /// for all its rows, its end when for none).
+    func partition(in window: Range<Int>? = nil, _ isAfter: (Row) throws(SegmentDamage) -> Bool) throws(SegmentDamage) -> Int {
+        var low = window?.lowerBound ?? 0, high = window?.upperBound ?? rowCount
         while low < high {
             let mid = (low + high) / 2
             if try isAfter(try row(mid)) { high = mid } else { low = mid + 1 }
@@ -220,18 +222,20 @@ struct SegmentField {
     }
 
     /// The rows a comparison may hold for, as ranges of rows (nil when the dictionary cannot say).
-    func rowRangesFor(_ condition: Condition) throws(SegmentDamage) -> ([Range<Int>], Bool)? {
-        try rowRanges(condition)
+    func rowRangesFor(_ condition: Condition, within window: Range<Int>? = nil) throws(SegmentDamage) -> ([Range<Int>], Bool)? {
+        try rowRanges(condition, within: window)
     }
 
-    /// The rows a comparison may hold for, as ranges of rows, and whether exactly those hold.
-    private func rowRanges(_ condition: Condition) throws(SegmentDamage) -> ([Range<Int>], Bool)? {
+    /// The rows a comparison may hold for, as ranges of rows, and whether exactly those hold;
+    /// with a `window`, those among its rows only (each bound searched within it: a walk from
+    /// one end of the dictionary reads the blocks near that end, not a search's from the middle).
+    private func rowRanges(_ condition: Condition, within window: Range<Int>? = nil) throws(SegmentDamage) -> ([Range<Int>], Bool)? {
         let query: JSONValue
         switch condition {
         case .gt(let v), .gte(let v), .lt(let v), .lte(let v), .eq(let v): query = v
         default: return nil
         }
-        func at(_ isAfter: (Row) -> Bool) throws(SegmentDamage) -> Int { try partition { isAfter($0) } }
+        func at(_ isAfter: (Row) -> Bool) throws(SegmentDamage) -> Int { try partition(in: window) { isAfter($0) } }
         switch query {
         case .number(let literal):
             guard let q = Double(literal) else { return nil }

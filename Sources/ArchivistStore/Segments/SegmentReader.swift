@@ -135,6 +135,9 @@ final class SegmentReader: Sendable {
         verified.withLock { $0.runs.insert(run) }
     }
 
+    /// How many blocks have been checked so far (each once).
+    var checkedBlocks: Int { verified.withLock { $0.blocks.count } }
+
     /// Checks the blocks `first...last` of a section that are not checked yet.
     private func verify(_ section: SegmentFile.Section, from first: Int, through last: Int) throws(SegmentDamage) {
         if everyBlockChecked.load(ordering: .acquiring) { return }

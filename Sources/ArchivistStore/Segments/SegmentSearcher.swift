@@ -1,4 +1,5 @@
 import ArchivistBase
+import Synchronization
 
 /// The live documents of a segment (those no newer segment nor line of the log supersedes),
 /// answering filters from the segment's structures alone: an exact set of ordinals, or nil when
@@ -10,9 +11,11 @@ import ArchivistBase
 /// their negations.
 struct SegmentSearcher: Sendable {
     let snapshot: MappedSegment
-    /// The ordinals that are live: all but the deleted ones and, when `masksResolved`, those the
-    /// tail supersedes.
-    let live: OrdinalSet
+    private let segment: OpenSegment
+    private let masked: Set<Int>
+    /// `live`, made on first use: a walk for the first ten asks `isLive` of the few it meets
+    /// instead of filling a bit per document of the segment.
+    private let liveSet = LiveOrdinals()
     /// Whether `live` leaves out what the tail supersedes. When not, only `sortedRange` without
     /// a count answers, telling the tail's documents by their IDs; the rest answer nil.
     let masksResolved: Bool
@@ -24,10 +27,20 @@ struct SegmentSearcher: Sendable {
     /// (nil: not looked up yet; see `masksResolved`).
     init(_ segment: OpenSegment, masked: Set<Int>?, textSearch: TextSearch) {
         snapshot = segment.mapped
-        live = segment.live(masking: masked ?? [])
+        self.segment = segment
+        self.masked = masked ?? []
         masksResolved = masked != nil
-        allLive = masksResolved && live.count == segment.mapped.count
+        allLive = masksResolved && segment.record.deletedDocuments == 0 && (masked ?? []).allSatisfy { $0 >= segment.mapped.count }
         self.textSearch = textSearch
+    }
+
+    /// The ordinals that are live: all but the deleted ones and, when `masksResolved`, those the
+    /// tail supersedes.
+    var live: OrdinalSet { liveSet.value { segment.live(masking: masked) } }
+
+    /// Whether an ordinal is in `live`, without making it.
+    func isLive(_ ordinal: Int) -> Bool {
+        ordinal >= 0 && ordinal < snapshot.count && !segment.isDeleted(ordinal) && !masked.contains(ordinal)
     }
 
     /// The live documents matching `filter`, or nil when the snapshot cannot say exactly.
@@ -201,7 +214,12 @@ struct SegmentSearcher: Sendable {
         for part in Self.conjuncts(filter) {
             if case .field(let path, let conditions) = part, path == key.path { onKey += conditions } else { rest.append(part) }
         }
-        guard !onKey.isEmpty, let field = try snapshot.field(key.path), let rows = try exactRows(onKey, in: field) else { return nil }
+        guard !onKey.isEmpty, let field = try snapshot.field(key.path) else { return nil }
+        var rows = 0..<0
+        if counting {
+            guard let exact = try exactRows(onKey, in: field) else { return nil }
+            rows = exact
+        }
         var others: OrdinalSet?
         if !rest.isEmpty {
             guard let set = try evaluate(rest.count == 1 ? rest[0] : .and(rest)) else { return nil }
@@ -209,7 +227,7 @@ struct SegmentSearcher: Sendable {
         }
         var damage: SegmentDamage?
         func accepts(_ ordinal: Int) -> Bool {
-            guard live.contains(ordinal), others?.contains(ordinal) ?? true else { return false }
+            guard isLive(ordinal), others?.contains(ordinal) ?? true else { return false }
             guard !masksResolved, !tail.isEmpty else { return true }
             do throws(SegmentDamage) {
                 return !tail.contains(DocumentID(try snapshot.id(at: ordinal)))
@@ -219,15 +237,23 @@ struct SegmentSearcher: Sendable {
             }
         }
         var found: [(ordinal: Int, row: Int)] = []
-        if needed > 0 {
+        func walk(_ rows: Range<Int>) throws(SegmentDamage) {
             try field.walkRows(in: rows, descending: key.isDescending) { ordinal, row in
                 guard accepts(Int(ordinal)) else { return damage == nil }
                 found.append((Int(ordinal), row))
                 return found.count < needed
             }
+            if let damage { throw damage }
         }
-        if let damage { throw damage }
-        guard counting else { return (found, found.count, field) }
+        guard counting else {
+            if needed > 0 {
+                guard try walkInWindows(onKey, field, descending: key.isDescending, { () -> Bool in found.count < needed }, walk) else {
+                    return nil
+                }
+            }
+            return (found, found.count, field)
+        }
+        if needed > 0 { try walk(rows) }
         var total = try field.postingCount(ofRows: rows)
         if (!allLive || others != nil) && !rows.isEmpty {
             // Count the live documents of the rows that the rest of the filter accepts.
@@ -236,6 +262,58 @@ struct SegmentSearcher: Sendable {
             total = accepted.count(of: try field.ordinals(ofRows: rows))
         }
         return (found, total, field)
+    }
+
+    /// The rows a walk from the sort's first end needs first.
+    static let firstWindowRows = 128
+    /// Windows of doubling size before the rest is searched as one range.
+    static let windowsBeforeRest = 4
+
+    /// Walks the rows the conditions on a field hold for, from the end the sort starts at, a
+    /// window of rows at a time while `wantsMore`: each window's bounds are searched among its
+    /// own rows (`exactRows(_:in:within:)`), so the newest ten cost the blocks at the
+    /// dictionary's end rather than a binary search's from its middle, and the far bound of a
+    /// long range (`pub_date >= 2000-01-01`) is never searched at all. The first window holds
+    /// `firstWindowRows` rows, each next one twice the last; after `windowsBeforeRest` windows,
+    /// or when the first finds no row (the range lies further in), the rest is one range. A
+    /// window never splits rows that sort equal. False when a window's rows cannot be told
+    /// exactly (the caller answers another way).
+    private func walkInWindows(
+        _ conditions: [Condition], _ field: SegmentField, descending: Bool, _ wantsMore: () -> Bool,
+        _ walk: (Range<Int>) throws(SegmentDamage) -> Void
+    ) throws(SegmentDamage) -> Bool {
+        var edge = descending ? field.rowCount : 0
+        var width = Self.firstWindowRows
+        for number in 0...Self.windowsBeforeRest {
+            guard wantsMore(), descending ? edge > 0 : edge < field.rowCount else { return true }
+            var window: Range<Int>
+            if number == Self.windowsBeforeRest {
+                window = descending ? 0..<edge : edge..<field.rowCount
+            } else if descending {
+                var low = max(0, edge - width)
+                while low > 0, try field.row(low).tiesWithPrevious { low -= 1 }
+                window = low..<edge
+            } else {
+                var high = min(field.rowCount, edge + width)
+                while high < field.rowCount, try field.row(high).tiesWithPrevious { high += 1 }
+                window = edge..<high
+            }
+            guard var rows = try exactRows(conditions, in: field, within: window) else { return false }
+            if number == 0, rows.isEmpty {
+                // Nothing at this end: the range, if any, lies further in; one search for it.
+                window = descending ? 0..<window.lowerBound : window.upperBound..<field.rowCount
+                guard let rest = try exactRows(conditions, in: field, within: window) else { return false }
+                rows = rest
+                edge = descending ? 0 : field.rowCount
+            } else {
+                edge = descending ? window.lowerBound : window.upperBound
+            }
+            try walk(rows)
+            // The range ends inside this window: nothing beyond it holds.
+            if descending ? rows.lowerBound > window.lowerBound : rows.upperBound < window.upperBound { return true }
+            width *= 2
+        }
+        return true
     }
 
     /// How many live documents match a filter whose every condition is a range or an equality
@@ -266,17 +344,22 @@ struct SegmentSearcher: Sendable {
     /// The one run of a field's rows whose documents are exactly those every condition holds
     /// for: on a field of one value per document, ranges and equalities of numbers and dates.
     /// Nil when the dictionary cannot give it so (another field or condition, strings among the
-    /// dates that a date range would have to check one by one).
-    func exactRows(_ conditions: [Condition], in field: SegmentField) throws(SegmentDamage) -> Range<Int>? {
+    /// dates that a date range would have to check one by one). With a `window`, the run among
+    /// its rows only, and exact there.
+    func exactRows(
+        _ conditions: [Condition], in field: SegmentField, within window: Range<Int>? = nil
+    ) throws(SegmentDamage)
+        -> Range<Int>?
+    {
         guard !conditions.isEmpty, !field.hasNestedArrays, !field.isArrayValued else { return nil }
-        var rows = 0..<field.rowCount
+        var rows = window ?? 0..<field.rowCount
         for condition in conditions {
             switch condition {
             case .eq(let value), .gt(let value), .gte(let value), .lt(let value), .lte(let value):
                 guard Self.isIndexable(value) else { return nil }
             default: return nil
             }
-            guard let (ranges, exact) = try field.rowRangesFor(condition), exact else { return nil }
+            guard let (ranges, exact) = try field.rowRangesFor(condition, within: window), exact else { return nil }
             let nonEmpty = ranges.filter { !$0.isEmpty }
             guard nonEmpty.count <= 1 else { return nil }
             let range = nonEmpty.first ?? rows.lowerBound..<rows.lowerBound
@@ -353,6 +436,21 @@ struct SegmentSearcher: Sendable {
         switch value {
         case .string, .number, .bool: return true
         default: return false
+        }
+    }
+}
+
+/// A segment's live ordinals, made once, on first use (shared by the copies of its searcher).
+private final class LiveOrdinals: Sendable {
+    private let made = Mutex<OrdinalSet?>(nil)
+
+    /// The set, made by `make` the first time.
+    func value(_ make: () -> OrdinalSet) -> OrdinalSet {
+        made.withLock { made in
+            if let made { return made }
+            let set = make()
+            made = set
+            return set
         }
     }
 }

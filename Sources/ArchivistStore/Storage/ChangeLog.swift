@@ -224,11 +224,6 @@ extension ChangeLog {
 // MARK: Decoding
 
 extension ChangeLog {
-    static let knownKeys: [(name: String, bytes: [UInt8])] = [
-        "id", "file", "hash", "size", "stored_at", "updated_at", "fields", "removed_at", "seq",
-    ]
-    .map { ($0, Array($0.utf8)) }
-
     /// The members of one line as they are read, before they make an entry.
     private struct Members {
         var id: String?
@@ -302,18 +297,17 @@ extension ChangeLog {
         _ reader: inout JSONParser.Reader, _ line: UnsafeBufferPointer<UInt8>,
         into members: inout Members
     ) throws(JSONSyntaxError) {
-        let keyBytes = UnsafeBufferPointer(rebasing: line[try reader.memberKey()])
-        let key = knownKeys.first { $0.bytes.elementsEqual(keyBytes) }?.name ?? "?"
+        let key = MemberKey(UnsafeBufferPointer(rebasing: line[try reader.memberKey()]))
         let start = reader.index
         switch key {
-        case "fields":
+        case .fields:
             guard start < line.count, line[start] == UInt8(ascii: "{") else {
                 try reader.skipValue()
                 members.valid = false
                 return
             }
             members.fields = try fieldsSpan(&reader, line, from: start)
-        case "hash", "stored_at", "updated_at":
+        case .hash, .storedAt, .updatedAt:
             guard start < line.count, line[start] == UInt8(ascii: "\"") else {
                 try reader.skipValue()
                 members.valid = false
@@ -322,27 +316,35 @@ extension ChangeLog {
             try reader.skipString()
             let value = UnsafeBufferPointer(rebasing: line[(start + 1)..<(reader.index - 1)])
             switch key {
-            case "hash": members.hash = Hex.value(value)
-            case "stored_at": members.storedAt = Timestamp(bytes: value)
+            case .hash: members.hash = Hex.value(value)
+            case .storedAt: members.storedAt = Timestamp(bytes: value)
             default: members.updatedAt = Timestamp(bytes: value)
             }
-        case "id":
+        case .id:
             guard case .string(let text) = try reader.parseValue() else {
                 members.valid = false
                 return
             }
             members.id = text
-        case "size":
-            if case .number(let text) = try reader.parseValue() { members.size = Int(text) } else { members.valid = false }
-        case "seq":
+        case .size:
+            if let value = plainInteger(&reader, line) {
+                members.size = value
+            } else if case .number(let text) = try reader.parseValue() {
+                members.size = Int(text)
+            } else {
+                members.valid = false
+            }
+        case .seq:
             // A positive integer (at most 2^53, as JSON readers keep exactly); anything else is not
             // an index line.
-            if case .number(let text) = try reader.parseValue(), let value = Int(text), value > 0, value <= Self.maximumSequence {
+            var value = plainInteger(&reader, line)
+            if value == nil, case .number(let text) = try reader.parseValue() { value = Int(text) }
+            if let value, value > 0, value <= Self.maximumSequence {
                 members.sequence = value
             } else {
                 members.valid = false
             }
-        case "removed_at":
+        case .removedAt:
             if start < line.count, line[start] == UInt8(ascii: "\"") {
                 try reader.skipString()
                 members.removedAt = Timestamp(bytes: UnsafeBufferPointer(rebasing: line[(start + 1)..<(reader.index - 1)]))
@@ -350,9 +352,47 @@ extension ChangeLog {
                 try reader.skipValue()
             }
             members.removed = true
-        default:
+        case .other:
             try reader.skipValue()
         }
+    }
+
+    /// The keys of an index line's members that `readMember` reads, told from the key's bytes.
+    private enum MemberKey {
+        case id, hash, size, storedAt, updatedAt, fields, removedAt, seq, other
+
+        init(_ bytes: UnsafeBufferPointer<UInt8>) {
+            func equals(_ text: StaticString) -> Bool {
+                text.utf8CodeUnitCount == bytes.count && memcmp(text.utf8Start, bytes.baseAddress!, bytes.count) == 0
+            }
+            switch bytes.count {
+            case 2: self = equals("id") ? .id : .other
+            case 3: self = equals("seq") ? .seq : .other
+            case 4: self = equals("hash") ? .hash : equals("size") ? .size : .other
+            case 6: self = equals("fields") ? .fields : .other
+            case 9: self = equals("stored_at") ? .storedAt : .other
+            case 10: self = equals("updated_at") ? .updatedAt : equals("removed_at") ? .removedAt : .other
+            default: self = .other
+            }
+        }
+    }
+
+    /// A value of one to fifteen digits without a leading zero (what the store writes for a size
+    /// or a number), read in place and passed over; nil, with nothing read, for any other value
+    /// (parsed as JSON by the caller).
+    private static func plainInteger(_ reader: inout JSONParser.Reader, _ line: UnsafeBufferPointer<UInt8>) -> Int? {
+        var at = reader.index
+        guard at < line.count, line[at] >= UInt8(ascii: "1"), line[at] <= UInt8(ascii: "9") else { return nil }
+        var value = 0
+        while at < line.count, line[at] >= UInt8(ascii: "0"), line[at] <= UInt8(ascii: "9") {
+            guard at - reader.index < 15 else { return nil }
+            value = value * 10 + Int(line[at] - UInt8(ascii: "0"))
+            at += 1
+        }
+        // Only where the number ends: a fraction or an exponent is JSON's to read.
+        guard at < line.count, [UInt8(ascii: ","), UInt8(ascii: "}"), 0x20, 0x09, 0x0D, 0x0A].contains(line[at]) else { return nil }
+        reader.index = at
+        return value
     }
 
     /// The span of the fields object starting at `start`. It is written last, so its span runs to

@@ -70,6 +70,14 @@ struct EntryTable {
     /// answered from the tail, and an ordinal is masked only for the key the tail changed.)
     func locate(_ key: DocumentID) throws(SegmentDamage) -> (segment: Int, ordinal: Int)? {
         guard !segments.isEmpty else { return nil }
+        // An ID a query just read from a segment (the documents of a listing): an ID has at most
+        // one live document among the segments (a newer one's flush marks the older deleted), so
+        // a live hinted ordinal is the one, without a filter probe per newer segment.
+        for place in segments.indices {
+            if let ordinal = try segments[place].mapped.hintedOrdinal(of: key.rawValue), !segments[place].isDeleted(ordinal) {
+                return (place, ordinal)
+            }
+        }
         var id = key.rawValue
         let hash = id.withUTF8 { IDFilter.hash(UnsafeRawBufferPointer($0)) }
         // Newest first: an ID changed lately is most often found in a small segment.
