@@ -10,8 +10,11 @@ struct SortedIndex {
     /// Whether some document has an array inside its values (then a comparison also looks at
     /// elements this index does not hold, and ranges are left to a scan).
     let hasNestedArrays: Bool
+    /// How many documents the keys are of (ordinals `0..<documentCount`, each with a key at least).
+    let documentCount: Int
 
     init(count: Int, values: (Int) -> [JSONValue]) {
+        documentCount = count
         var sortable: [SortableKey] = []
         sortable.reserveCapacity(count)
         var nested = false
@@ -108,9 +111,16 @@ struct SortedIndex {
 
     /// Visits each ordinal once in sort order (ties ascending), until `body` returns false.
     func walk(descending: Bool, _ body: (Int32) -> Bool) {
-        var seen = Set<Int32>()
+        // With a key per document, each ordinal is met once: nothing to remember.
+        var seen = OrdinalSet(capacity: keys.count > documentCount ? documentCount : 0)
+        func first(_ ordinal: Int32) -> Bool {
+            guard seen.capacity > 0 else { return true }
+            if seen.contains(Int(ordinal)) { return false }
+            seen.insert(Int(ordinal))
+            return true
+        }
         if !descending {
-            for ordinal in ordinals where seen.insert(ordinal).inserted {
+            for ordinal in ordinals where first(ordinal) {
                 if !body(ordinal) { return }
             }
             return
@@ -119,7 +129,7 @@ struct SortedIndex {
         while end > 0 {
             var start = end - 1
             while start > 0, ValueOrder.compareSortKeys(keys[start - 1].value, keys[end - 1].value) == 0 { start -= 1 }
-            for position in start..<end where seen.insert(ordinals[position]).inserted {
+            for position in start..<end where first(ordinals[position]) {
                 if !body(ordinals[position]) { return }
             }
             end = start

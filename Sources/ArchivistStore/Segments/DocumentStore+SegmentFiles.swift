@@ -43,6 +43,12 @@ extension DocumentStore {
     /// the next writer builds them again). A segment file that a writer removed between the reads
     /// of the manifest and of the file makes it read the manifest again.
     func currentSegments(projection: Projection) throws(StoreError) -> Result<(Manifest, [OpenSegment]), SegmentsState> {
+        try currentSegmentsRead(projection: projection).map { ($0.0, $0.1) }
+    }
+
+    /// `currentSegments`, with the manifest's bytes as read (what `refresh` compares the file
+    /// with, so that the first refresh after an open does not decode it again).
+    func currentSegmentsRead(projection: Projection) throws(StoreError) -> Result<(Manifest, [OpenSegment], [UInt8]), SegmentsState> {
         var attempts = 0
         while true {
             attempts += 1
@@ -53,7 +59,7 @@ extension DocumentStore {
             {
                 continue
             }
-            return opened
+            return opened.map { ($0.0, $0.1, bytes) }
         }
     }
 
@@ -128,11 +134,12 @@ extension DocumentStore {
         guard options.usesSegments, !state.refusesSegments else { return false }
         let manifest: Manifest
         let segments: [OpenSegment]
+        let manifestBytes: [UInt8]
         if let opened {
-            (manifest, segments) = opened
+            (manifest, segments, manifestBytes) = opened
         } else {
-            guard case .success(let found) = try currentSegments(projection: state.projection) else { return false }
-            (manifest, segments) = found
+            guard case .success(let found) = try currentSegmentsRead(projection: state.projection) else { return false }
+            (manifest, segments, manifestBytes) = found
         }
         var entries = EntryTable(segments: segments)
         let coverage = manifest.coverage
@@ -150,7 +157,7 @@ extension DocumentStore {
         state.entries = entries
         state.index = position
         state.manifest = manifest
-        state.manifestBytes = nil
+        state.manifestBytes = manifestBytes
         return true
     }
 

@@ -110,7 +110,7 @@ public final class DocumentStore: DataFolder, Sendable {
         /// every file's status is as the rebuild found it).
         var documentsScan: DocumentsScan?
         /// Segments just opened and found usable, for the load that follows (taken by it).
-        var opened: (Manifest, [OpenSegment])?
+        var opened: (Manifest, [OpenSegment], [UInt8])?
         var temporaryCounter = 0
         /// Whether this process flushed the tail since `takeMergeDueAfterFlush` last asked.
         var flushedSinceAsked = false
@@ -514,7 +514,7 @@ public final class DocumentStore: DataFolder, Sendable {
         guard options.usesSegments, !state.refusesSegments,
             let size = try fileSystem.status(of: changeLog.path)?.size, size >= Self.segmentRebuildBytes
         else { return }
-        let found = try currentSegments(projection: state.projection)
+        let found = try currentSegmentsRead(projection: state.projection)
         if case .success(let opened) = found {
             // Usable: the load that follows starts from them, without opening them again.
             state.opened = opened
@@ -610,7 +610,7 @@ public final class DocumentStore: DataFolder, Sendable {
     func followSegments(_ state: inout State) throws(StoreError) {
         guard options.usesSegments, !state.refusesSegments else { return }
         let bytes = try fileSystem.contents(of: path(FileNames.manifest))
-        guard let bytes, bytes != state.manifestBytes else { return }
+        guard let bytes, !Self.sameBytes(bytes, state.manifestBytes) else { return }
         if let manifest = state.manifest, let found = try? Manifest.decode(bytes, path: path(FileNames.manifest)), found == manifest {
             state.manifestBytes = bytes
             return
@@ -623,6 +623,13 @@ public final class DocumentStore: DataFolder, Sendable {
             return
         }
         state = reloaded
+    }
+
+    /// Whether two byte arrays are equal, compared as memory (the generic `==` goes a byte at a
+    /// time: a manifest of a few KB is compared at each look-up of a listing's documents).
+    static func sameBytes(_ a: [UInt8], _ b: [UInt8]?) -> Bool {
+        guard let b, a.count == b.count else { return false }
+        return a.withUnsafeBytes { x in b.withUnsafeBytes { y in x.count == 0 || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0 } }
     }
 
     /// Reads everything again, as at open (another process compacted or rebuilt the index).

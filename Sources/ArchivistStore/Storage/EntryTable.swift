@@ -17,7 +17,9 @@ struct EntryTable {
     private(set) var removals: [DocumentID: ChangeLog.Removal] = [:]
     /// Per segment (by place in `segments`), the live documents the tail supersedes, as far as
     /// they were looked up: the keys of `unresolved` are not yet (`masks()`, `resolve()`).
-    private var maskedSoFar: [Set<Int>]
+    /// Empty (not one per segment) until the first is found: a process that never looks one up
+    /// never makes a set of them.
+    private var maskedSoFar: [Set<Int>] = []
     /// The number of live entries, less none for the keys of `unresolved` whose copy in the
     /// segments their change supersedes (`count`).
     private var countSoFar = 0
@@ -28,14 +30,13 @@ struct EntryTable {
     /// An empty table, or one holding the live entries of these segments.
     init(segments: [OpenSegment] = []) {
         self.segments = segments
-        maskedSoFar = [Set<Int>](repeating: [], count: segments.count)
         countSoFar = segments.reduce(0) { $0 + $1.liveDocuments }
     }
 
     /// Per segment (by place in `segments`), the live documents the tail supersedes: a look-up
     /// per change of the tail not resolved yet (`resolve()` keeps them).
     func masks() throws(SegmentDamage) -> [Set<Int>] {
-        var masks = maskedSoFar
+        var masks = maskedSoFar.isEmpty ? [Set<Int>](repeating: [], count: segments.count) : maskedSoFar
         for case let (place, ordinal)? in try locateAll(unresolved) { masks[place].insert(ordinal) }
         return masks
     }
@@ -56,6 +57,7 @@ struct EntryTable {
     mutating func resolve() throws(SegmentDamage) {
         guard !unresolved.isEmpty else { return }
         for case let (place, ordinal)? in try locateAll(unresolved) {
+            if maskedSoFar.isEmpty { maskedSoFar = [Set<Int>](repeating: [], count: segments.count) }
             maskedSoFar[place].insert(ordinal)
             countSoFar -= 1
         }
