@@ -13,7 +13,7 @@ public enum EnvironmentVariable: String, CaseIterable, Sendable {
     case timeout = "ARCHIVIST_TIMEOUT"
     /// The interactive shell's history file.
     case history = "ARCHIVIST_HISTORY"
-    /// Changes after the segments before a writer writes them into a new one (default 4,096;
+    /// Changes after the segments before a writer writes them into a new one (default 1,024;
     /// 32,768 during an import): a tuning knob, and what tests use to make small stores merge.
     case flushThreshold = "ARCHIVIST_FLUSH_THRESHOLD"
     /// Segments of one size class merged at a time (default 8).

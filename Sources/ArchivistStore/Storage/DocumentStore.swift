@@ -39,10 +39,12 @@ public final class DocumentStore: DataFolder, Sendable {
         /// (`SortedRuns`): tests make it small to have runs at any size.
         var checkRunBytes = 16 << 20
 
-        /// Options with defaults: a 10 s lock wait, a segment every 4,096 changes (32,768 in a
-        /// bulk import), merges of 8.
+        /// Options with defaults: a 10 s lock wait, a segment every 1,024 changes (32,768 in a
+        /// bulk import), merges of 8. Every process that opens the store reads the tail (the
+        /// changes after the segments) and builds its query structures for it: about 25k
+        /// instructions a change at 5M, so a tail of 4,096 cost a one-shot `get` some 30 ms.
         public init(
-            lockTimeout: Double = 10, flushThreshold: Int = 4096, bulkFlushThreshold: Int = 32_768, mergeFactor: Int = 8,
+            lockTimeout: Double = 10, flushThreshold: Int = 1024, bulkFlushThreshold: Int = 32_768, mergeFactor: Int = 8,
             usesSegments: Bool = true
         ) {
             self.lockTimeout = lockTimeout
