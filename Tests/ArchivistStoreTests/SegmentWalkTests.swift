@@ -83,15 +83,8 @@ struct SegmentWalkTests {
 
     @Test("the newest ten of a range read the blocks at the dictionary's end, not a binary search's")
     func newestTenReadFewBlocks() throws {
-        let folder = try TemporaryFolder()
-        let writer = try DocumentStore(folder: folder.data, schema: .testArticles, options: StorageMode.oneSegment.options)
-        var generator = ArticleGenerator(seed: 83)
         // Each document its own minute: a dictionary of 3,000 rows (94 KiB, 24 blocks).
-        let documents = generator.documents(3_000).enumerated().map { index, document in
-            document.setting("pub_date", to: .string(minuteStamp("2010-01", index)))
-        }
-        for result in try writer.upsert(documents) { _ = try result.outcome.get() }
-        try writer.merge()
+        let (folder, _, _) = try oneSegmentOfMinutes(seed: 83, count: 3_000, month: "2010-01")
         let filter = try FilterParser.parse("pub_date >= 2000-01-01")
         let key = SortKey("pub_date", descending: true)
         var checked: [Bool: Int] = [:]
@@ -121,14 +114,7 @@ struct SegmentWalkTests {
 
     @Test("a segment's walk that met only documents the tail removed is walked again, telling them apart", arguments: [1, 2, 3, 4])
     func walksOfRemovedDocumentsAreRedone(limit: Int) throws {
-        let folder = try TemporaryFolder()
-        let writer = try DocumentStore(folder: folder.data, schema: .testArticles, options: StorageMode.oneSegment.options)
-        var generator = ArticleGenerator(seed: 84)
-        let documents = generator.documents(200).enumerated().map { index, document in
-            document.setting("pub_date", to: .string(minuteStamp("2012-03", index)))
-        }
-        for result in try writer.upsert(documents) { _ = try result.outcome.get() }
-        try writer.merge()
+        let (folder, writer, documents) = try oneSegmentOfMinutes(seed: 84, count: 200, month: "2012-03")
         // The three newest removed after the segment: the tail holds their removals.
         try writer.remove(documents.suffix(3).map { try #require($0["_id"]?.stringValue) })
         let store = try DocumentStore(folder: folder.data, schema: .testArticles, options: StorageMode.oneSegment.options)
@@ -142,6 +128,20 @@ struct SegmentWalkTests {
         #expect(answered.ids.first == documents[196]["_id"]?.stringValue)
         try expectConsistent(store)
     }
+}
+
+/// A folder of one segment holding `count` generated documents, the `index`th published at
+/// minute `index` of `month`; with its writer and the documents.
+private func oneSegmentOfMinutes(seed: UInt64, count: Int, month: String) throws -> (TemporaryFolder, DocumentStore, [JSONValue]) {
+    let folder = try TemporaryFolder()
+    let writer = try DocumentStore(folder: folder.data, schema: .testArticles, options: StorageMode.oneSegment.options)
+    var generator = ArticleGenerator(seed: seed)
+    let documents = generator.documents(count).enumerated().map { index, document in
+        document.setting("pub_date", to: .string(minuteStamp(month, index)))
+    }
+    for result in try writer.upsert(documents) { _ = try result.outcome.get() }
+    try writer.merge()
+    return (folder, writer, documents)
 }
 
 /// Minute `index` after the start of a month (`2012-03`), as a UTC timestamp.
