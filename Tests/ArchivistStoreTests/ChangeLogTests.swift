@@ -169,6 +169,47 @@ struct ChangeLogTests {
         #expect(try Self.decode(line) == nil)
     }
 
+    /// A size or sequence number as a line may hold it, and what JSON makes of it: the digits a
+    /// writer writes are read in place, anything else as JSON reads it (nil: not an index line).
+    static let integers: [(text: String, size: Int??)] = [
+        ("12", 12), ("12 ", 12), (" 7", 7), ("0", 0), ("-5", -5), ("123456789012345", 123_456_789_012_345),
+        ("1234567890123456", 1_234_567_890_123_456), ("12.0", .some(nil)), ("1e3", .some(nil)), ("0012", nil), ("12x", nil),
+        ("1.", nil),
+    ]
+
+    @Test("a size is read in place when it is plain digits and as JSON otherwise, with JSON's answer", arguments: integers)
+    func sizesReadAsJSONWould(text: String, size: Int??) throws {
+        let line = #"{"id":"a","hash":"1","size":\#(text),"stored_at":"\#(Self.stamp)","updated_at":"\#(Self.stamp)"}"#
+        guard let size else {
+            #expect(throws: JSONSyntaxError.self) { try Self.decode(line) }
+            return
+        }
+        guard let size else {
+            #expect(try Self.decode(line) == nil)
+            return
+        }
+        guard case .entry(let entry)? = try Self.decode(line) else {
+            Issue.record("\(text): not an entry")
+            return
+        }
+        #expect(entry.size == size)
+    }
+
+    @Test(
+        "a sequence number is a positive integer up to 2^53, read in place or as JSON",
+        arguments: [
+            ("5", 5), ("9007199254740992", 9_007_199_254_740_992), ("0", nil), ("9007199254740993", nil), ("5.0", nil), ("-5", nil),
+        ])
+    func sequenceNumbersAreChecked(text: String, sequence: Int?) throws {
+        let line = #"{"id":"a","hash":"1","size":1,"stored_at":"\#(Self.stamp)","updated_at":"\#(Self.stamp)","seq":\#(text)}"#
+        var bytes = Array(line.utf8)
+        let full = try bytes.withUnsafeMutableBufferPointer { buffer throws(JSONSyntaxError) in
+            try ChangeLog.decodeFull(UnsafeBufferPointer(buffer), lineOffset: 0)
+        }
+        #expect(full?.sequence == sequence)
+        #expect((full == nil) == (sequence == nil))
+    }
+
     static let invalidJSON: [String] = [
         "{", #"{"id":"a""#, #"{"id":"a",}"#, "garbage", #"{"id":"a"} trailing"#, "\u{1}",
     ]

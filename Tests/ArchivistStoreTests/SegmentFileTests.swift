@@ -48,6 +48,18 @@ struct SegmentFileTests {
         }
     }
 
+    @Test("a manifest naming a segment number twice is refused naming the second")
+    func repeatedSegmentNumbersAreRefused() {
+        var manifest = Self.manifest
+        manifest.segments.append(manifest.segments[1])
+        do {
+            _ = try Manifest.decode(manifest.encoded(), path: "segments/manifest.json")
+            Issue.record("a manifest with segment 8 twice was read")
+        } catch {
+            #expect(error.errorDescription?.contains("segments[2].number: segment 8 twice") == true, "\(error.errorDescription ?? "")")
+        }
+    }
+
     @Test("deletes written and read back are the same; a flipped byte or another segment's file is refused")
     func deletesRoundTrip() throws {
         let deletes = SegmentDeletes(segment: 3, ordinals: [1, 5, 9]).adding([7, 5, 2])

@@ -30,7 +30,7 @@ struct SegmentSearcher: Sendable {
         self.segment = segment
         self.masked = masked ?? []
         masksResolved = masked != nil
-        allLive = masksResolved && segment.record.deletedDocuments == 0 && (masked ?? []).allSatisfy { $0 >= segment.mapped.count }
+        allLive = masksResolved && segment.record.deletedDocuments == 0 && (masked ?? []).isEmpty
         self.textSearch = textSearch
     }
 

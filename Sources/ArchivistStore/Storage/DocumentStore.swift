@@ -627,11 +627,12 @@ public final class DocumentStore: DataFolder, Sendable {
         state = reloaded
     }
 
-    /// Whether two byte arrays are equal, compared as memory (the generic `==` goes a byte at a
-    /// time: a manifest of a few KB is compared at each look-up of a listing's documents).
+    /// Whether two byte arrays are equal, compared as memory by `ValueOrder.compareBytes` (the
+    /// generic `==` goes a byte at a time, and a refresh at each look-up of a listing's documents
+    /// compares the manifest).
     static func sameBytes(_ a: [UInt8], _ b: [UInt8]?) -> Bool {
         guard let b, a.count == b.count else { return false }
-        return a.withUnsafeBytes { x in b.withUnsafeBytes { y in x.count == 0 || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0 } }
+        return a.withUnsafeBytes { x in b.withUnsafeBytes { y in ValueOrder.compareBytes(x, y) == 0 } }
     }
 
     /// Reads everything again, as at open (another process compacted or rebuilt the index).
