@@ -204,7 +204,20 @@ struct ReplicateTests {
 
     @Test("replicate killed at many points and run again loses nothing and applies nothing twice")
     func killedAndRestarted() throws {
-        let (_, conninfo) = try Self.database()
+        let server = try PostgresServer.shared.get()
+        let name = try server.makeDatabase()
+        let conninfo = server.connectionString(database: name)
+        // The server ends a killed client's session (and its advisory lock on the table) only when
+        // it notices the closed socket: the next run waits for that, as a person would.
+        func waitForKilledSession() throws {
+            let deadline = Date().addingTimeInterval(30)
+            let held =
+                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+            while try server.psql(held, database: name).trimmingCharacters(in: .whitespacesAndNewlines) != "0" {
+                try #require(Date() < deadline, "a killed replicate's session still holds its lock after 30 s")
+                usleep(20_000)
+            }
+        }
         let sandbox = try TemporaryFolder()
         try Self.folder(sandbox, count: 1_500)
         let small = ["ARCHIVIST_REPLICATE_BATCH": "40"]
@@ -214,6 +227,7 @@ struct ReplicateTests {
             usleep(UInt32(delay * 1_000_000))
             run.signal(SIGKILL)
             _ = try run.wait(timeout: 30)
+            try waitForKilledSession()
         }
         let finished = try sandbox.run(["replicate", conninfo], environment: small)
         try #require(finished.status == 0, "\(finished)")
@@ -231,6 +245,7 @@ struct ReplicateTests {
             usleep(UInt32(delay * 1_000_000))
             run.signal(SIGKILL)
             _ = try run.wait(timeout: 30)
+            try waitForKilledSession()
         }
         let last = try sandbox.run(["replicate", conninfo, "--format", "json"], environment: small)
         try #require(last.status == 0, "\(last)")
