@@ -104,4 +104,18 @@ struct SegmentFileTests {
         dead[0].deletedDocuments = dead[0].documents
         if sizes.count < 3 { #expect(MergePolicy(factor: 3, base: 8).nextMerge(dead) == [1]) }
     }
+
+    @Test(
+        "the merge policy merges only as many of a class as its cap takes and leaves full segments out",
+        arguments: [
+            ([30, 30, 30], [Int]?.some([1, 2, 3])), ([40, 40, 40], [1, 2]), ([50, 10, 10, 10], [2, 3, 4]), ([60, 60, 60], nil),
+            ([49, 49, 49], [1, 2]),
+        ])
+    func mergePolicyCaps(sizes: [Int], expected: [Int]?) {
+        let segments = sizes.enumerated().map { index, size in
+            Manifest.Segment(
+                number: index + 1, documents: size, tombstones: 0, bytes: 0, firstSequence: 0, lastSequence: 0, footerHash: 0, liveBytes: 0)
+        }
+        #expect(MergePolicy(factor: 3, base: 8, maxDocuments: 100).nextMerge(segments) == expected)
+    }
 }

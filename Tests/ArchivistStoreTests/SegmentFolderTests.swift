@@ -217,6 +217,28 @@ struct SegmentFolderTests {
         try expectConsistent(store)
     }
 
+    @Test("merges write no segment over the cap, leave full segments alone, and keep every document")
+    func mergesStayUnderTheCap() throws {
+        let folder = try TemporaryFolder()
+        var options = DocumentStore.Options(flushThreshold: 8, mergeFactor: 3)
+        options.maxSegmentDocuments = 40
+        let store = try DocumentStore(folder: folder.data, schema: .testArticles, options: options)
+        for n in 0..<300 { try store.put(try json(#"{"section_name": "S\#(n % 7)"}"#), id: "d\(n)") }
+        // Updates and removals spread over the segments, so that merges also carry deletions.
+        for n in stride(from: 0, to: 300, by: 5) { try store.put(try json(#"{"section_name": "new"}"#), id: "d\(n)") }
+        try store.remove(stride(from: 1, to: 300, by: 10).map { "d\($0)" })
+        let segments = try #require(try store.statistics().segments)
+        #expect(segments.allSatisfy { $0.documents + $0.tombstones <= 40 }, "\(segments.map(\.documents))")
+        #expect(segments.count(where: { $0.documents >= 20 }) >= 5, "\(segments.map(\.documents))")
+        let policy = MergePolicy(factor: 3, base: 8, maxDocuments: 40)
+        let open = segments.filter { !policy.isFull($0.documents - $0.deletedDocuments + $0.tombstones - $0.deletedTombstones) }
+        let classes = Dictionary(grouping: open, by: { policy.sizeClass($0.documents - $0.deletedDocuments) })
+        #expect(classes.values.allSatisfy { $0.count < 3 }, "\(segments.map(\.documents))")
+        #expect(try store.count(matching: .all).count == 270)
+        #expect(try store.count(matching: ["section_name": "new"]).count == 60)
+        try expectConsistent(store)
+    }
+
     @Test(
         "a tail that updates and removes documents of several segments gives the same get, count, stats and sorted find whichever is asked first",
         arguments: [false, true])

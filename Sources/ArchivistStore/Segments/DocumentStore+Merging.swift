@@ -4,7 +4,9 @@ import ArchivistBase
 /// store (`docs/ARCHITECTURE.md`, "Merges").
 extension DocumentStore {
     /// The merge policy of this store's options.
-    var mergePolicy: MergePolicy { MergePolicy(factor: options.mergeFactor, base: options.flushThreshold) }
+    var mergePolicy: MergePolicy {
+        MergePolicy(factor: options.mergeFactor, base: options.flushThreshold, maxDocuments: options.maxSegmentDocuments)
+    }
 
     /// Runs the merges the policy calls for, one after another (the lock held).
     func mergeIfDue(_ state: inout State) throws(StoreError) {

@@ -46,6 +46,11 @@ struct SegmentMerger {
     /// How many steps between two drops of the inputs' resident pages.
     static let stepsBetweenDrops = 8_192
 
+    /// The postings of one row or term that count as a step: a value or word in most documents
+    /// is read in place from every input, millions of postings, and its pages must go while it
+    /// streams, not after (4 to 8 bytes a document of the merge otherwise stayed resident).
+    static let postingsPerStep = 64
+
     /// Counts a step and, every `stepsBetweenDrops`, lets the pages of the inputs' mappings go
     /// (they stay in the page cache): a merge reads each input once, front to back per section,
     /// and what it has read would otherwise stay in its resident memory, the size of its inputs.
@@ -349,6 +354,7 @@ struct SegmentMerger {
                     last = ordinal
                     postings.append(ordinal)
                     count += 1
+                    if count % Self.postingsPerStep == 0 { step() }
                     try Self.flushIfFull(&postings, into: &writer)
                 }
                 try writer.append(postings)
@@ -378,7 +384,7 @@ struct SegmentMerger {
                 heapBytes += value.count
                 postingCount += count
                 rowCount += 1
-                step(1 + count / 64)
+                step()
             }
         }
         try writer.end()
@@ -507,6 +513,7 @@ struct SegmentMerger {
                 bytes.append(ordinal)
                 bytes.append(posting[1])
                 merged += 1
+                if merged % Self.postingsPerStep == 0 { step() }
                 try Self.flushIfFull(&bytes, into: &writer)
             }
             guard merged > 0 else { continue }
@@ -520,7 +527,7 @@ struct SegmentMerger {
             try heap.append(term)
             heapBytes += term.count
             postingCount += merged
-            step(1 + merged / 64)
+            step()
         }
         try writer.end()
         dropInputPages()

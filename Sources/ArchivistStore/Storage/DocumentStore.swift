@@ -27,6 +27,11 @@ public final class DocumentStore: DataFolder, Sendable {
         /// How many segments of one size class a merge joins (LevelDB's and Lucene's merge
         /// factor): `docs/ARCHITECTURE.md`, "Merges".
         public var mergeFactor: Int
+        /// The most documents a merge writes into one segment (Lucene's `maxMergedSegmentMB`;
+        /// default 4,194,304): a merge's memory grows with what it writes, about 5 bytes a
+        /// document, so this bounds it whatever the store's size; a segment of half this or more
+        /// merges no further (`MergePolicy`).
+        public var maxSegmentDocuments = 1 << 22
         /// Whether the store starts from its segments when they are usable (false: it reads the
         /// whole log, as a test of the log alone wants).
         public var usesSegments: Bool
