@@ -30,10 +30,12 @@ struct SortedRunsTests {
     }
 
     @Test(
-        "the records come back in ID then number order, equal ones as added, in memory or from runs", arguments: [64, 300, 4_096, 16 << 20])
-    func orderWhateverTheRuns(runBytes: Int) throws {
+        "the records come back in ID then number order, equal ones as added, in memory or from runs, whatever a reader reads at a time",
+        arguments: [(64, nil), (300, nil), (4_096, nil), (16 << 20, nil), (64, 5), (300, 1), (4_096, 33)] as [(Int, Int?)])
+    func orderWhateverTheRuns(runBytes: Int, readChunk: Int?) throws {
         let records = Self.scrambled()
-        let runs = SortedRuns(fileSystem: POSIXFileSystem(), folder: folder.data + "/tmp", prefix: "test", runBytes: runBytes)
+        let runs = SortedRuns(
+            fileSystem: POSIXFileSystem(), folder: folder.data + "/tmp", prefix: "test", runBytes: runBytes, readChunk: readChunk)
         for record in records {
             var id = record.id
             try id.withUTF8 {

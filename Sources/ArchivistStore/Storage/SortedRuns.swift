@@ -30,13 +30,18 @@ final class SortedRuns {
     /// The run files written so far.
     private var runs: [String] = []
 
+    /// The bytes each run's reader reads at a time (nil: `readBudget` shared among the runs).
+    private let readChunk: Int?
+
     /// An empty sorter whose runs go to `folder` (created when the first run is written) as
-    /// `prefix-N.run`, a run each `runBytes` of records.
-    init(fileSystem: any FileSystem, folder: String, prefix: String, runBytes: Int = 16 << 20) {
+    /// `prefix-N.run`, a run each `runBytes` of records; `readChunk` fixes the bytes a reader
+    /// reads at a time (tests make it smaller than a record).
+    init(fileSystem: any FileSystem, folder: String, prefix: String, runBytes: Int = 16 << 20, readChunk: Int? = nil) {
         self.fileSystem = fileSystem
         self.folder = folder
         self.prefix = prefix
         self.runBytes = max(64, runBytes)
+        self.readChunk = readChunk.map { max(1, $0) }
     }
 
     /// How many run files it has written.
@@ -74,7 +79,10 @@ final class SortedRuns {
         }
         try writeRun()
         var readers: [RunReader] = []
-        for run in runs { readers.append(try RunReader(fileSystem: fileSystem, path: run)) }
+        // The readers share one budget: a chunk each of `readBudget / runs`, so that the merge's
+        // memory stays the same however many runs a larger store makes.
+        let chunkBytes = readChunk ?? max(Self.smallestChunk, Self.readBudget / runs.count)
+        for run in runs { readers.append(try RunReader(fileSystem: fileSystem, path: run, chunkBytes: chunkBytes)) }
         // Ties go to the earlier run, so that equal records keep the order they were added in.
         let less = { (a: Int, b: Int) -> Bool in
             let order = readers[a].withCurrent { x in readers[b].withCurrent { y in Self.compare(x, y) } }
@@ -94,6 +102,11 @@ final class SortedRuns {
             heap.topChanged(exhausted: readers[top].current == nil, less: less)
         }
     }
+
+    /// The bytes the merge's readers read ahead, all runs together.
+    static let readBudget = 4 << 20
+    /// The least a reader reads at a time, however many runs there are.
+    static let smallestChunk = 16 << 10
 
     /// Forgets every record and removes the run files.
     func discard() {
@@ -174,11 +187,13 @@ final class SortedRuns {
         /// The current record's start in `pending`, or nil past the last.
         private(set) var current: Int?
 
-        static let chunkBytes = 1 << 18
+        /// The bytes it reads at a time.
+        let chunkBytes: Int
 
-        init(fileSystem: any FileSystem, path: String) throws(StoreError) {
+        init(fileSystem: any FileSystem, path: String, chunkBytes: Int) throws(StoreError) {
             self.fileSystem = fileSystem
             self.path = path
+            self.chunkBytes = chunkBytes
             try load()
         }
 
@@ -210,7 +225,7 @@ final class SortedRuns {
         /// none pending, an error when it ends with some but fewer than `count`.
         private mutating func fill(_ count: Int) throws(StoreError) -> Bool {
             while pending.count - start < count {
-                guard let chunk = try fileSystem.contents(of: path, from: fileOffset, limit: Self.chunkBytes), !chunk.isEmpty else {
+                guard let chunk = try fileSystem.contents(of: path, from: fileOffset, limit: chunkBytes), !chunk.isEmpty else {
                     if pending.count > start { throw .invalidFile(path: path, reason: "a sort run ends inside a record") }
                     return false
                 }
