@@ -79,6 +79,18 @@ public final class Shell: @unchecked Sendable {
         return store
     }
 
+    /// The store `merge` works on: the open one, or else one that reads no tail
+    /// (`DocumentStore.Options.readsTail`), opened for this command only, so that a merger's
+    /// memory is that of its merges, not of the changes an import has appended meanwhile.
+    func storeForMerging() throws -> DocumentStore {
+        if isCopy { throw try readOnlyError(command: nil) }
+        if let openedStore {
+            try openedStore.refresh()
+            return openedStore
+        }
+        return try openStore(in: dataFolder, readsTail: false)
+    }
+
     /// Switches to another data folder, once its store opens (else nothing changes).
     public func open(dataFolder: String) throws {
         if CopyAddress.isAddress(dataFolder) {
@@ -100,8 +112,8 @@ public final class Shell: @unchecked Sendable {
     /// the flush threshold and merge factor of `ARCHIVIST_FLUSH_THRESHOLD` and
     /// `ARCHIVIST_MERGE_FACTOR`, and merges in the background unless `ARCHIVIST_MERGES=inline`
     /// (or the shell has no `mergerExecutable`); a migration of the folder's format is noted on
-    /// stderr.
-    func openStore(in folder: String) throws -> DocumentStore {
+    /// stderr. `readsTail` false opens it for merges only (`DocumentStore.Options.readsTail`).
+    func openStore(in folder: String, readsTail: Bool = true) throws -> DocumentStore {
         let lockTimeout = try EnvironmentVariable.lockTimeout.seconds(in: environment) ?? 10
         var options = DocumentStore.Options(lockTimeout: lockTimeout)
         if let threshold = try EnvironmentVariable.flushThreshold.count(in: environment, minimum: 1) {
@@ -111,6 +123,7 @@ public final class Shell: @unchecked Sendable {
         if let factor = try EnvironmentVariable.mergeFactor.count(in: environment, minimum: 2) { options.mergeFactor = factor }
         let merges = try EnvironmentVariable.merges.choice(in: environment, of: ["background", "inline"]) ?? "background"
         options.mergesInBackground = mergerExecutable != nil && merges == "background"
+        options.readsTail = readsTail
         let store = try DocumentStore(folder: folder, schema: .nyt, options: options)
         // Said by the one process that migrated the folder: every later open finds the new format.
         if let migration = store.migration { errors.line("note: \(folder): \(migration)") }

@@ -161,6 +161,49 @@ struct BackgroundMergeTests {
         try expectConsistent(reader)
     }
 
+    @Test(
+        "a merger that reads no tail merges without reading a line after the segments, while the tail updates and removes documents of its inputs"
+    )
+    func mergerReadsNoTail() throws {
+        let folder = try TemporaryFolder()
+        let writer = try Self.store(folder)
+        var generator = ArticleGenerator(seed: 61)
+        let documents = generator.documents(200)
+        let ids = documents.compactMap { $0["_id"]?.stringValue }
+        for start in stride(from: 0, to: 200, by: 50) { try Self.upsert(writer, Array(documents[start..<(start + 50)])) }
+        // A tail of 30 changes: 10 updates of the first segment's documents, 5 removals from the
+        // second's, 15 new documents.
+        try Self.upsert(writer, documents[0..<10].map { $0.setting("section_name", to: .string("Changed In The Tail")) })
+        _ = try writer.remove(Array(ids[50..<55]))
+        try Self.upsert(writer, generator.documents(15))
+        #expect(try writer.statistics().segments?.count == 4)
+        #expect(writer.state.withLock { $0.entries.tailCount } == 30)
+
+        var options = DocumentStore.Options(lockTimeout: 5, flushThreshold: 50, mergeFactor: 2)
+        options.readsTail = false
+        let merger = try DocumentStore(folder: folder.data, schema: .testArticles, options: options)
+        #expect(merger.state.withLock { $0.linesFollowed } == 0)
+        #expect(try merger.runDueMerges() >= 2)
+        #expect(merger.state.withLock { $0.linesFollowed } == 0, "the merger read the tail")
+        #expect(merger.state.withLock { $0.entries.tailCount } == 0)
+        #expect(try merger.statistics().segments?.count == 1)
+
+        // Every other store sees the merged segments and the tail on them.
+        for store in [writer, try Self.store(folder)] {
+            #expect(try store.count == 210)
+            #expect(try store.count(matching: ["section_name": "Changed In The Tail"]).count == 10)
+            #expect(try store.document(withID: ids[52]) == nil)
+            try expectConsistent(store)
+        }
+        // The writer's next flush deletes what the tail superseded in the merged segment.
+        try Self.upsert(writer, generator.documents(40))
+        let fresh = try Self.store(folder)
+        #expect(try fresh.count == 250)
+        #expect(try fresh.count(matching: ["section_name": "Changed In The Tail"]).count == 10)
+        #expect(try Self.hashes(fresh) == Self.hashes(writer))
+        try expectConsistent(fresh)
+    }
+
     @Test("a merger waits for another one holding the merge lock, or returns at once without merging")
     func oneMergerAtATime() throws {
         let folder = try TemporaryFolder()

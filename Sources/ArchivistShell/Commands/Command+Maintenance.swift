@@ -201,7 +201,7 @@ extension Command {
             """,
         examples: ["merge"], options: MergeOption.self, arity: 0...0
     ) { invocation, shell in
-        let store = try shell.store()
+        let store = try shell.storeForMerging()
         let merges = try store.runDueMerges(waiting: invocation.isSet(.background) ? 0 : 86_400)
         let stats = try store.statistics()
         shell.renderer.render(

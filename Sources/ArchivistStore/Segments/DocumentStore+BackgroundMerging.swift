@@ -90,7 +90,8 @@ extension DocumentStore {
         defer { lock.release() }
         return try withState(lockHeld: true) { (state: inout State) throws(StoreError) -> PendingMerge? in
             try self.refresh(&state, lockHeld: true)
-            try self.recoverLocked(&state)
+            // A merger that reads no tail leaves an interrupted write to the next writer.
+            if self.options.readsTail { try self.recoverLocked(&state) }
             guard var manifest = state.manifest, let numbers = self.mergePolicy.nextMerge(manifest.segments) else { return nil }
             var inputs: [SegmentMerger.Input] = []
             for number in numbers {
@@ -128,7 +129,8 @@ extension DocumentStore {
         defer { lock.release() }
         return try withState(lockHeld: true) { (state: inout State) throws(StoreError) -> Bool in
             try self.refresh(&state, lockHeld: true)
-            try self.recoverLocked(&state)
+            // A merger that reads no tail leaves an interrupted write to the next writer.
+            if self.options.readsTail { try self.recoverLocked(&state) }
             guard var manifest = state.manifest, pending.inputsAreLive(in: manifest) else { return false }
             var record = built
             if var merged = record {

@@ -148,10 +148,13 @@ extension DocumentStore {
             lines: coverage.lines, sequence: coverage.sequence)
         var damage: SegmentDamage?
         var lines = 0
-        let progress = try changeLog.follow(&position) { line in
-            lines += 1
-            do throws(SegmentDamage) { try entries.apply(line) } catch { damage = error }
-        }
+        // A merger (`Options.readsTail` false) stops at the segments' coverage.
+        let progress =
+            options.readsTail
+            ? try changeLog.follow(&position) { line in
+                lines += 1
+                do throws(SegmentDamage) { try entries.apply(line) } catch { damage = error }
+            } : .current
         state.linesFollowed += lines
         guard progress != .replaced, damage == nil else { return false }
         state.entries = entries
@@ -444,7 +447,7 @@ extension DocumentStore {
             var position = ChangeLog.Position(
                 identity: manifest.coverage.identity, consumed: manifest.coverage.offset, lines: manifest.coverage.lines,
                 sequence: manifest.coverage.sequence)
-            if position.consumed < previous.consumed {
+            if options.readsTail, position.consumed < previous.consumed {
                 var damage: SegmentDamage?
                 while position.consumed < previous.consumed {
                     let read = try changeLog.readChunk(&position, limit: previous.consumed - position.consumed) { line in

@@ -17,7 +17,8 @@ extension DocumentStore {
     /// before the metadata's rename leaves a folder of the old format (with or without its
     /// segments), which the next open migrates again.
     func migrateIfNeeded() throws(StoreError) {
-        guard state.withLock({ $0.metadata.format }) < StoreMetadata.currentFormat else { return }
+        // A merger leaves the migration to the next writer (`Options.readsTail`).
+        guard options.readsTail, state.withLock({ $0.metadata.format }) < StoreMetadata.currentFormat else { return }
         let lock: any FileLockToken
         do {
             lock = try fileSystem.lockExclusively(path(FileNames.lock), timeout: options.lockTimeout)

@@ -40,6 +40,13 @@ public final class DocumentStore: DataFolder, Sendable {
         /// themselves only once `mergeFactor × 6` segments wait (false: a write that flushes runs
         /// the due merges before it returns).
         public var mergesInBackground = false
+        /// Whether the store reads the log's tail (the changes after the segments) into memory
+        /// (false: a process that only merges segments, as the background merger: the tail, up
+        /// to `bulkFlushThreshold` changes while an import runs, some 110 MB at 32,768, is
+        /// neither read nor kept, so a merger's memory is that of its merge). Such a store knows
+        /// only its segments: it answers nothing about the tail, and neither builds segments,
+        /// migrates the folder nor recovers an interrupted write (the next writer does).
+        public var readsTail = true
         /// The bytes of log lines `check` sorts in memory before it writes a sorted run to `tmp/`
         /// (`SortedRuns`): tests make it small to have runs at any size.
         var checkRunBytes = 16 << 20
@@ -477,6 +484,14 @@ public final class DocumentStore: DataFolder, Sendable {
     /// Loads the index and finishes what a crashed writer left. With `lockHeld` (a write in
     /// this process holds the lock), recovery runs at once instead of taking the lock.
     func open(_ state: inout State, lockHeld: Bool = false) throws(StoreError) {
+        guard options.readsTail else {
+            // A merger: its segments, if usable, and nothing else (`Options.readsTail`).
+            if try !loadFromSegments(&state) {
+                state.manifest = nil
+                state.entries = EntryTable()
+            }
+            return
+        }
         try rebuildSegmentsIfNeeded(&state, lockHeld: lockHeld)
         let loaded = try loadIndex(&state)
         let journalExists = try journal.exists
@@ -586,6 +601,7 @@ public final class DocumentStore: DataFolder, Sendable {
         // a merger back from a long merge while an import wrote half a million lines held them
         // all (703 MB at 5M documents) only to drop them.
         try followSegments(&state)
+        guard options.readsTail else { return }
         // The entries are moved out, not copied, while the tail is applied to them.
         var entries = EntryTable()
         swap(&entries, &state.entries)
