@@ -42,7 +42,7 @@ public final class PostgresConnection {
             handle = nil
             throw .cannotConnect(server: info.display, reason: reason)
         }
-        pq.PQsetNoticeProcessor!(connection, archivist_pq_ignore_notice, nil)
+        _ = pq.PQsetNoticeProcessor!(connection, archivist_pq_ignore_notice, nil)
         try execute("SET client_encoding TO 'UTF8'", doing: "setting the client encoding")
         try execute("SET application_name TO 'archivist'", doing: "naming the session")
     }

@@ -92,8 +92,11 @@ struct TimelineTests {
             try FilterParser.parse("section_name = Nothing"),
         ]
         for bucket in [TimeBucket.year, .month] {
-            for source in [store, logOnly] {
-                let (starts, counts, scanned) = try source.timelines("pub_date", by: bucket, matching: filters)
+            // Each segment's dates walked whole, and in stretches of 1 and 7 rows that cut
+            // buckets in two (the segments' pages let go after each).
+            let walks = [(store, DocumentStore.timelineRowsPerStretch), (store, 1), (store, 7), (logOnly, 7)]
+            for (source, rows) in walks {
+                let (starts, counts, scanned) = try source.timelines("pub_date", by: bucket, matching: filters, rowsPerStretch: rows)
                 #expect(scanned.isEmpty)
                 #expect(counts.count == filters.count)
                 let all = Self.bruteForce(documents, bucket, .all)

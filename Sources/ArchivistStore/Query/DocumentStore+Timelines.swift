@@ -21,13 +21,23 @@ extension DocumentStore {
     public func timelines(
         _ path: String, by bucket: TimeBucket, matching filters: [Filter]
     ) throws(StoreError) -> (starts: [Int64], counts: [[Int]], scannedPaths: [String]) {
+        try timelines(path, by: bucket, matching: filters, rowsPerStretch: Self.timelineRowsPerStretch)
+    }
+
+    /// `timelines(_:by:matching:)`, each segment's dates walked `rowsPerStretch` rows at a time.
+    func timelines(
+        _ path: String, by bucket: TimeBucket, matching filters: [Filter], rowsPerStretch: Int
+    ) throws(StoreError) -> (starts: [Int64], counts: [[Int]], scannedPaths: [String]) {
         guard !filters.isEmpty else { return ([], [], []) }
         var needed: Set<String> = [path]
         for filter in filters { needed.formUnion(QueryIndex.neededPaths(filter: filter, textSearch: schema.textSearch)) }
         var perFilter: [[Int64: Int]]
         var scanned: [String] = []
         if let fromIndex = try fromSegments(
-            needed, { (segments) throws(SegmentDamage) in try self.segmentedTimelines(path, by: bucket, matching: filters, segments) })
+            needed,
+            { (segments) throws(SegmentDamage) in
+                try self.segmentedTimelines(path, by: bucket, matching: filters, segments, rowsPerStretch: rowsPerStretch)
+            })
         {
             perFilter = fromIndex
         } else {
@@ -55,7 +65,8 @@ extension DocumentStore {
     /// each row's documents tested against every filter's matches) and the log's tail; nil when a
     /// segment's field has nested arrays or a filter cannot be answered from a segment.
     func segmentedTimelines(
-        _ path: String, by bucket: TimeBucket, matching filters: [Filter], _ segments: Segments
+        _ path: String, by bucket: TimeBucket, matching filters: [Filter], _ segments: Segments,
+        rowsPerStretch: Int = timelineRowsPerStretch
     ) throws(SegmentDamage) -> [[Int64: Int]]? {
         var counts = [[Int64: Int]](repeating: [:], count: filters.count)
         for searcher in segments.searchers {
@@ -69,29 +80,16 @@ extension DocumentStore {
             // Rows are in value order: dates ascending, so one bucket's rows come together, and
             // their postings too (the postings of consecutive rows are consecutive). The rows are
             // read a run at a time and the postings in one read (each block checked once), not a
-            // read per row: a segment's dates are nearly one row per document. Then each bucket's
-            // postings are counted against each filter's matches in one pass.
-            let postings = try field.ordinals(ofRows: 0..<field.rowCount)
-            let postingsStart = field.rowCount > 0 ? try field.row(0).postingsStart : 0
-            var runs: [BucketRun] = []
-            try field.forEachRow(in: 0..<field.rowCount, into: &runs) { (runs, _, row) throws(SegmentDamage) -> Bool in
-                guard row.rank == SortableKey.dateRank, row.isFacetValue, row.count > 0 else { return true }
-                let first = row.postingsStart - postingsStart
-                guard first >= 0, first + row.count <= postings.count else { throw .unreadable("snapshot postings out of order") }
-                if let last = runs.last, row.instant >= last.start, row.instant < last.end, last.postings.upperBound == first {
-                    runs[runs.count - 1].postings = last.postings.lowerBound..<(first + row.count)
-                } else {
-                    let start = bucket.start(of: row.instant)
-                    runs.append(BucketRun(start: start, end: bucket.next(after: start), postings: first..<(first + row.count)))
-                }
-                return true
-            }
-            for run in runs {
-                let ordinals = UnsafeBufferPointer(rebasing: postings[run.postings])
-                for f in matches.indices {
-                    let found = matches[f].count(of: ordinals)
-                    if found > 0 { counts[f][run.start, default: 0] += found }
-                }
+            // read per row: a segment's dates are nearly one row per document. Each stretch of
+            // rows is counted against each filter's matches in one pass, then the segment's pages
+            // are let go, so that the dictionary of a few million dates walked does not stay
+            // counted in the process's memory (a bucket cut between two stretches adds up).
+            var stretch = 0
+            while stretch < field.rowCount {
+                let rows = stretch..<min(field.rowCount, stretch + max(1, rowsPerStretch))
+                stretch = rows.upperBound
+                try countBuckets(field, rows: rows, by: bucket, against: matches, into: &counts)
+                segment.reader.file.dropResidentPages()
             }
         }
         let tail = segments.tail
@@ -106,5 +104,38 @@ extension DocumentStore {
             }
         }
         return counts
+    }
+
+    /// The dictionary rows a timeline walks between two lets-go of a segment's pages: about
+    /// 1.5 MB of rows and 256 KB of postings.
+    static let timelineRowsPerStretch = 65_536
+
+    /// Adds to `counts[f]` the documents of `rows` (dates, in order) that `matches[f]` holds, per
+    /// bucket.
+    private func countBuckets(
+        _ field: SegmentField, rows: Range<Int>, by bucket: TimeBucket, against matches: [OrdinalSet], into counts: inout [[Int64: Int]]
+    ) throws(SegmentDamage) {
+        let postings = try field.ordinals(ofRows: rows)
+        let postingsStart = try field.row(rows.lowerBound).postingsStart
+        var runs: [BucketRun] = []
+        try field.forEachRow(in: rows, into: &runs) { (runs, _, row) throws(SegmentDamage) -> Bool in
+            guard row.rank == SortableKey.dateRank, row.isFacetValue, row.count > 0 else { return true }
+            let first = row.postingsStart - postingsStart
+            guard first >= 0, first + row.count <= postings.count else { throw .unreadable("snapshot postings out of order") }
+            if let last = runs.last, row.instant >= last.start, row.instant < last.end, last.postings.upperBound == first {
+                runs[runs.count - 1].postings = last.postings.lowerBound..<(first + row.count)
+            } else {
+                let start = bucket.start(of: row.instant)
+                runs.append(BucketRun(start: start, end: bucket.next(after: start), postings: first..<(first + row.count)))
+            }
+            return true
+        }
+        for run in runs {
+            let ordinals = UnsafeBufferPointer(rebasing: postings[run.postings])
+            for f in matches.indices {
+                let found = matches[f].count(of: ordinals)
+                if found > 0 { counts[f][run.start, default: 0] += found }
+            }
+        }
     }
 }

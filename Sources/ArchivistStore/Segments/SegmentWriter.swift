@@ -90,6 +90,9 @@ struct SegmentWriter {
         try flush()
     }
 
+    /// The runs of block checksums `finish` hands to the sink at a time (64 KiB).
+    static let hashRunsPerChunk = 16
+
     private mutating func flush() throws(StoreError) {
         guard !pending.bytes.isEmpty else { return }
         let bytes = pending.bytes
@@ -115,12 +118,12 @@ struct SegmentWriter {
             table.append(UInt64(section.length))
             table.append(UInt64(section.firstBlock))
         }
-        var hashes = BinaryWriter()
-        for hash in blockHashes { hashes.append(hash) }
         let tableOffset: Int
         let hashesOffset: Int
         var tail = BinaryWriter()
         if layout <= 2 {
+            var hashes = BinaryWriter()
+            for hash in blockHashes { hashes.append(hash) }
             tableOffset = offset
             hashesOffset = tableOffset + table.bytes.count
             tail.append(contentsOf: table.bytes)
@@ -128,17 +131,28 @@ struct SegmentWriter {
         } else {
             // The block checksums come first, outside what the footer's checksum covers: an open
             // checks the table and one checksum per run of them, and each run when it is first used.
+            // They go out a few runs at a time, not copied whole: a segment of 4M documents has a
+            // million blocks.
             hashesOffset = offset
-            pending = hashes
-            try flush()
+            var runs = BinaryWriter()
+            let runsPerChunk = Self.hashRunsPerChunk
+            for first in stride(from: 0, to: blockHashes.count, by: SegmentFile.hashesPerRun * runsPerChunk) {
+                var chunk = BinaryWriter(capacity: SegmentFile.hashesPerRun * runsPerChunk * 8)
+                for hash in blockHashes[first..<min(blockHashes.count, first + SegmentFile.hashesPerRun * runsPerChunk)] {
+                    chunk.append(hash)
+                }
+                chunk.bytes.withUnsafeBytes { raw in
+                    let runBytes = SegmentFile.hashesPerRun * 8
+                    for start in stride(from: 0, to: raw.count, by: runBytes) {
+                        runs.append(WordHash.striped(UnsafeRawBufferPointer(rebasing: raw[start..<min(raw.count, start + runBytes)])))
+                    }
+                }
+                pending = chunk
+                try flush()
+            }
             tableOffset = offset
             tail.append(contentsOf: table.bytes)
-            hashes.bytes.withUnsafeBytes { raw in
-                let runBytes = SegmentFile.hashesPerRun * 8
-                for start in stride(from: 0, to: raw.count, by: runBytes) {
-                    tail.append(WordHash.striped(UnsafeRawBufferPointer(rebasing: raw[start..<min(raw.count, start + runBytes)])))
-                }
-            }
+            tail.append(contentsOf: runs.bytes)
         }
         let footer = SegmentFooter(
             layout: layout, sectionCount: sections.count, tableOffset: tableOffset, hashesOffset: hashesOffset,
