@@ -106,8 +106,8 @@ extension DocumentStore {
         return counts
     }
 
-    /// The dictionary rows a timeline walks between two lets-go of a segment's pages: about
-    /// 1.5 MB of rows and 256 KB of postings.
+    /// The dictionary rows a timeline walks between two lets-go of a segment's pages: 2 MiB of
+    /// rows (32 bytes each) and their postings (at least 256 KiB).
     static let timelineRowsPerStretch = 65_536
 
     /// Adds to `counts[f]` the documents of `rows` (dates, in order) that `matches[f]` holds, per

@@ -90,9 +90,6 @@ struct SegmentWriter {
         try flush()
     }
 
-    /// The runs of block checksums `finish` hands to the sink at a time (64 KiB).
-    static let hashRunsPerChunk = 16
-
     private mutating func flush() throws(StoreError) {
         guard !pending.bytes.isEmpty else { return }
         let bytes = pending.bytes
@@ -131,23 +128,15 @@ struct SegmentWriter {
         } else {
             // The block checksums come first, outside what the footer's checksum covers: an open
             // checks the table and one checksum per run of them, and each run when it is first used.
-            // They go out a few runs at a time, not copied whole: a segment of 4M documents has a
+            // They go out a run at a time, not copied whole: a segment of 4M documents has a
             // million blocks.
             hashesOffset = offset
             var runs = BinaryWriter()
-            let runsPerChunk = Self.hashRunsPerChunk
-            for first in stride(from: 0, to: blockHashes.count, by: SegmentFile.hashesPerRun * runsPerChunk) {
-                var chunk = BinaryWriter(capacity: SegmentFile.hashesPerRun * runsPerChunk * 8)
-                for hash in blockHashes[first..<min(blockHashes.count, first + SegmentFile.hashesPerRun * runsPerChunk)] {
-                    chunk.append(hash)
-                }
-                chunk.bytes.withUnsafeBytes { raw in
-                    let runBytes = SegmentFile.hashesPerRun * 8
-                    for start in stride(from: 0, to: raw.count, by: runBytes) {
-                        runs.append(WordHash.striped(UnsafeRawBufferPointer(rebasing: raw[start..<min(raw.count, start + runBytes)])))
-                    }
-                }
-                pending = chunk
+            for first in stride(from: 0, to: blockHashes.count, by: SegmentFile.hashesPerRun) {
+                var run = BinaryWriter(capacity: SegmentFile.hashesPerRun * 8)
+                for hash in blockHashes[first..<min(blockHashes.count, first + SegmentFile.hashesPerRun)] { run.append(hash) }
+                run.bytes.withUnsafeBytes { runs.append(WordHash.striped($0)) }
+                pending = run
                 try flush()
             }
             tableOffset = offset
