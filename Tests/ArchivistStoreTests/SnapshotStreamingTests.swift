@@ -176,3 +176,99 @@ struct SnapshotStreamingTests {
         }
     }
 }
+
+/// What a merge keeps of its inputs and its output while it writes: each input's new ordinals
+/// packed, and the new file's block checksums spilled to a file.
+@Suite("a merge's bounded state")
+struct MergeStateTests {
+    @Test(
+        "a packed map of new ordinals answers as the plain array it replaces, for any spread of the inputs",
+        arguments: [(1, 1, 0.0), (1, 200, 0.0), (2, 1_000, 0.1), (3, 5_000, 0.5), (8, 3_000, 0.9), (5, 777, 1.0)])
+    func packedOrdinalsMatchPlainArray(inputs: Int, size: Int, deadShare: Double) {
+        var generator = SplitMix64(state: UInt64(inputs * 31 + size))
+        func draw() -> Double { Double(generator.next() % 1_000_000) / 1_000_000 }
+        // Each input's live set, then a merge order: a random interleaving of their members.
+        var sets: [OrdinalSet] = []
+        for input in 0..<inputs {
+            let capacity = input == 0 ? size : Int(generator.next() % UInt64(size)) + 1
+            var set = OrdinalSet(capacity: capacity)
+            for ordinal in 0..<capacity where draw() >= deadShare { set.insert(ordinal) }
+            sets.append(set)
+        }
+        var plain = sets.map { [UInt32](repeating: UInt32.max, count: $0.capacity) }
+        var maps = sets.map { OrdinalMap(live: $0) }
+        var cursors = sets.map { set in (0..<set.capacity).filter { set.contains($0) } }
+        var next: UInt32 = 0
+        while cursors.contains(where: { !$0.isEmpty }) {
+            // Long runs from one input as well as alternation: the widths of the packed blocks vary.
+            let candidates = cursors.indices.filter { !cursors[$0].isEmpty }
+            let input = candidates[Int(generator.next() % UInt64(candidates.count))]
+            let run = generator.next() % 4 == 0 ? Int(generator.next() % 300) + 1 : 1
+            for _ in 0..<min(run, cursors[input].count) {
+                let ordinal = cursors[input].removeFirst()
+                plain[input][ordinal] = next
+                maps[input].append(next)
+                next += 1
+            }
+        }
+        for index in maps.indices { maps[index].finish() }
+        for (input, map) in maps.enumerated() {
+            for ordinal in -1...(sets[input].capacity + 70) {
+                let expected = ordinal >= 0 && ordinal < plain[input].count && plain[input][ordinal] != UInt32.max ? plain[input][ordinal] : nil
+                #expect(map[ordinal] == expected, "input \(input), ordinal \(ordinal)")
+            }
+        }
+    }
+
+    @Test("a map of 1M documents from 8 inputs in turn holds under 2 bytes a document")
+    func packedOrdinalsAreSmall() {
+        let inputs = 8
+        let each = 131_072
+        var maps = (0..<inputs).map { _ in OrdinalMap(live: OrdinalSet(capacity: each, full: true)) }
+        var next: UInt32 = 0
+        for _ in 0..<each {
+            for input in 0..<inputs {
+                maps[input].append(next)
+                next += 1
+            }
+        }
+        for index in maps.indices { maps[index].finish() }
+        let held = maps.reduce(0) { $0 + $1.heldBytes }
+        #expect(held < 2 * inputs * each, "\(held) bytes for \(inputs * each) documents")
+        #expect(maps[3][5] == UInt32(5 * inputs + 3) && maps[7][each - 1] == next - 1)
+    }
+
+    @Test(
+        "a writer whose block checksums spill to a file writes the same bytes as one that holds them",
+        arguments: [1, 100, 511, 512, 700])
+    func spilledChecksumsWriteTheSameFile(held: Int) throws {
+        let folder = try TemporaryFolder()
+        let fileSystem = POSIXFileSystem()
+        var generator = SplitMix64(state: UInt64(held))
+        // About 1,300 blocks of 4 KiB over two sections: three runs of checksums.
+        let body = (0..<(SegmentFile.blockSize * 1_300 + 77)).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
+        func write(_ writer: inout SegmentWriter) throws(StoreError) {
+            try writer.begin(.termHeap)
+            try writer.append(Array(body[0..<(body.count / 3)]))
+            try writer.end()
+            try writer.begin(.idHeap)
+            try writer.append(Array(body[(body.count / 3)...]))
+            try writer.end()
+            try writer.finish(
+                documentCount: 0, documentBytes: 0, coverage: SegmentFile.Coverage(identity: 1, offset: 0, lines: 0, tailHash: 0),
+                schemaHash: 7, createdAt: Timestamp(milliseconds: 1_000))
+        }
+        let whole = try SegmentWriter.bytes { (writer) throws(StoreError) in try write(&writer) }
+        final class Buffer: @unchecked Sendable { var bytes: [UInt8] = [] }
+        let buffer = Buffer()
+        let spillPath = folder.root + "/checksums.spill"
+        let spill = SpillBuffer(fileSystem: fileSystem, path: spillPath, limit: 8 * 96)
+        var writer = SegmentWriter(hashSpill: spill, hashesHeld: held) { (bytes) throws(StoreError) in buffer.bytes.append(contentsOf: bytes) }
+        try write(&writer)
+        let same = buffer.bytes == whole
+        #expect(same, "\(buffer.bytes.count) bytes written against \(whole.count)")
+        #expect(!FileManager.default.fileExists(atPath: spillPath), "the spill file is removed once drained")
+        let reader = try SegmentReader(FileBytes(buffer.bytes))
+        #expect(try reader.verifyAll(reading: { offset, count in Array(buffer.bytes[offset..<(offset + count)]) }) == nil)
+    }
+}

@@ -65,7 +65,8 @@ extension DocumentStore {
         guard merger.documentCount > 0 || merger.inputs.contains(where: { $0.tombstones.count > 0 }) else { return nil }
         let schemaHash = Self.schemaHash(projection: projection, textSearch: schema.textSearch)
         var summary = SegmentMerger.Summary(documents: 0, tombstones: 0, documentBytes: 0, firstSequence: 0, lastSequence: 0)
-        let written = try writeStreamed(to: relative, through: aside) { (writer) throws(StoreError) in
+        let written = try writeStreamed(to: relative, through: aside, spillingChecksumsTo: merger.checksumSpillPath) {
+            (writer) throws(StoreError) in
             summary = try merger.write(into: &writer, number: number, projection: projection, schemaHash: schemaHash)
         }
         return Manifest.Segment(

@@ -378,9 +378,12 @@ extension DocumentStore {
     }
 
     /// Streams a segment file written by `body` to `tmp/` (or to `aside`, a path), a MiB at a
-    /// time, syncs it and renames it to `relative`; returns its size and footer checksum.
+    /// time, syncs it and renames it to `relative`; returns its size and footer checksum. With
+    /// `spillingChecksumsTo` (a merge's output), the block checksums past `SegmentWriter.hashesHeld`
+    /// wait in that file, not in memory.
     func writeStreamed(
-        to relative: String, through aside: String? = nil, _ body: (inout SegmentWriter) throws(StoreError) -> Void
+        to relative: String, through aside: String? = nil, spillingChecksumsTo hashSpillPath: String? = nil,
+        _ body: (inout SegmentWriter) throws(StoreError) -> Void
     ) throws(StoreError) -> (bytes: Int, footerHash: UInt64) {
         try fileSystem.createFolder(path(FileNames.segments))
         let temporary: String
@@ -400,7 +403,9 @@ extension DocumentStore {
         }
         let footer: SegmentFooter?
         do {
-            var writer = SegmentWriter { (bytes) throws(StoreError) in
+            let hashSpill = hashSpillPath.map { SpillBuffer(fileSystem: fileSystem, path: $0, limit: SegmentWriter.hashesHeld * 8) }
+            defer { hashSpill?.discard() }
+            var writer = SegmentWriter(hashSpill: hashSpill) { (bytes) throws(StoreError) in
                 pending.bytes.append(contentsOf: bytes)
                 if pending.bytes.count >= 1 << 20 { try flush() }
             }

@@ -5,7 +5,8 @@ import ArchivistBase
 /// rows in value order with their postings renumbered and merged, the text terms in byte order
 /// likewise, and the live tombstones. Nothing is parsed but the dictionary values that must be
 /// ordered against each other, and nothing is held per document but each input's map of its
-/// ordinals to the new ones (4 bytes a document) and the new ID filter (about 10 bits): postings
+/// ordinals to the new ones (`OrdinalMap`, about 1.5 bytes a document) and the new ID filter
+/// (about 10 bits); the new file's block checksums spill to `tmp/` with the rows: postings
 /// stream into the new file, and the dictionary rows and values, which may be as many as the
 /// documents, wait in spill buffers (`tmp/`), not in memory.
 struct SegmentMerger {
@@ -28,13 +29,15 @@ struct SegmentMerger {
     }
 
     let inputs: [Input]
-    /// Each input's new ordinal of each of its old ones (`UInt32.max`: not carried over).
-    private let renumbering: [[UInt32]]
+    /// Each input's new ordinal of each of its live old ones.
+    private let renumbering: [OrdinalMap]
     /// The documents of the new segment.
     let documentCount: Int
     /// Where spill files go, and the file system they are on.
     private let fileSystem: any FileSystem
     private let spillFolder: String
+    /// Where the new segment's block checksums spill (`SegmentWriter`'s `hashSpill`).
+    var checksumSpillPath: String { spillFolder + "/merge-checksums.spill" }
     /// Steps taken since the inputs' mapped pages were last let go.
     private let steps = StepCounter()
 
@@ -71,7 +74,7 @@ struct SegmentMerger {
         self.inputs = inputs
         self.fileSystem = fileSystem
         self.spillFolder = spillFolder
-        var renumbering = inputs.map { [UInt32](repeating: UInt32.max, count: $0.segment.mapped.count) }
+        var renumbering = inputs.map { OrdinalMap(live: $0.documents) }
         var next: UInt32 = 0
         try Self.forEachInOrder(
             inputs.map(\.documents),
@@ -79,7 +82,7 @@ struct SegmentMerger {
                 try inputs[input].segment.mapped.idBytes(at: ordinal)
             }
         ) { input, ordinal in
-            renumbering[input][ordinal] = next
+            renumbering[input].append(next)
             next += 1
             // The plan reads every input's IDs once: their pages go as it passes, as in `step`.
             if next % UInt32(Self.stepsBetweenDrops) == 0 {
@@ -87,6 +90,7 @@ struct SegmentMerger {
             }
         }
         for input in inputs { input.segment.mapped.reader.file.dropResidentPages() }
+        for index in renumbering.indices { renumbering[index].finish() }
         self.renumbering = renumbering
         documentCount = Int(next)
     }
@@ -321,7 +325,7 @@ struct SegmentMerger {
                 var isMissing: Bool
                 /// Its members' postings, and their smallest new ordinal (nil: none of its documents
                 /// is carried over).
-                var lists: [(postings: UnsafeBufferPointer<UInt32>, map: [UInt32])] = []
+                var lists: [(postings: UnsafeBufferPointer<UInt32>, map: OrdinalMap)] = []
                 var first: UInt32?
             }
             var groups: [Group] = []
@@ -407,8 +411,8 @@ struct SegmentMerger {
     /// The postings of some rows (of several inputs) with each input's map of new ordinals.
     private func postingLists(
         _ members: [(field: SegmentField, row: SegmentField.Row, input: Int)]
-    ) throws(StoreError) -> [(postings: UnsafeBufferPointer<UInt32>, map: [UInt32])] {
-        var lists: [(postings: UnsafeBufferPointer<UInt32>, map: [UInt32])] = []
+    ) throws(StoreError) -> [(postings: UnsafeBufferPointer<UInt32>, map: OrdinalMap)] {
+        var lists: [(postings: UnsafeBufferPointer<UInt32>, map: OrdinalMap)] = []
         for member in members {
             let postings = try damage { () throws(SegmentDamage) in try member.field.ordinals(of: member.row) }
             lists.append((postings, renumbering[member.input]))
@@ -419,14 +423,13 @@ struct SegmentMerger {
     /// The smallest new ordinal among postings lists (each ascending, read in place), or nil
     /// when none of them is carried over.
     static func firstMerged<Element>(
-        _ lists: [(postings: UnsafeBufferPointer<Element>, map: [UInt32])], ordinal: (Element) -> UInt32
+        _ lists: [(postings: UnsafeBufferPointer<Element>, map: OrdinalMap)], ordinal: (Element) -> UInt32
     ) -> UInt32? {
         var first: UInt32?
         for list in lists {
             for posting in list.postings {
-                let old = Int(ordinal(posting))
-                guard old < list.map.count, list.map[old] != UInt32.max else { continue }
-                if first == nil || list.map[old] < first! { first = list.map[old] }
+                guard let new = list.map[Int(ordinal(posting))] else { continue }
+                if first == nil || new < first! { first = new }
                 break
             }
         }
@@ -438,7 +441,7 @@ struct SegmentMerger {
     /// input's map keeps its order): the new ordinal and the posting. Equal new ordinals come
     /// once per list, the earlier list first. Nothing is copied.
     static func forEachMerged<Element>(
-        _ lists: [(postings: UnsafeBufferPointer<Element>, map: [UInt32])], ordinal: (Element) -> UInt32,
+        _ lists: [(postings: UnsafeBufferPointer<Element>, map: OrdinalMap)], ordinal: (Element) -> UInt32,
         _ body: (UInt32, Element) throws(StoreError) -> Void
     ) throws(StoreError) {
         var heads = [Int](repeating: 0, count: lists.count)
@@ -447,10 +450,9 @@ struct SegmentMerger {
             let list = lists[k]
             var at = heads[k]
             while at < list.postings.count {
-                let old = Int(ordinal(list.postings[at]))
-                if old < list.map.count, list.map[old] != UInt32.max {
+                if let new = list.map[Int(ordinal(list.postings[at]))] {
                     heads[k] = at
-                    values[k] = list.map[old]
+                    values[k] = new
                     return
                 }
                 at += 1
@@ -500,7 +502,7 @@ struct SegmentMerger {
             }
             guard let smallest else { break }
             let term = Array(smallest)
-            var lists: [(postings: UnsafeBufferPointer<SIMD2<UInt32>>, map: [UInt32])] = []
+            var lists: [(postings: UnsafeBufferPointer<SIMD2<UInt32>>, map: OrdinalMap)] = []
             for (input, postings) in current {
                 heads[input] += 1
                 lists.append((postings, renumbering[input]))

@@ -18,7 +18,15 @@ struct SegmentWriter {
     /// Bytes given to the sink.
     private var flushed = 0
     private var sections: [SegmentFile.Section] = []
+    /// The checksums of the blocks written, or (with `hashSpill`) of the ones not yet spilled.
     private var blockHashes: [UInt64] = []
+    /// How many blocks were written.
+    private var blockCount = 0
+    /// Where the block checksums go past `hashesHeld` (a merge's output has one per 4 KiB: a
+    /// million for a segment of 4M documents), so that they are not held whole.
+    private let hashSpill: SpillBuffer?
+    /// How many checksums wait in memory before they go to `hashSpill`.
+    private let hashesHeld: Int
     /// The open section: its kind, field, offset and first block, and where its current block starts.
     private var open: (kind: SegmentFile.SectionKind, field: UInt32, offset: Int, firstBlock: Int, blockStart: Int)?
     /// The footer `finish` wrote (nil before).
@@ -27,9 +35,17 @@ struct SegmentWriter {
     /// A writer giving its bytes to `sink`, the file's leading magic first. Layouts 1 (1 MiB
     /// blocks, no block size in the footer) and 2 (16 KiB blocks, one chain of checksum steps)
     /// are written only by tests of reading old files.
-    init(layout: UInt32 = SegmentFile.version, sink: @escaping Sink) {
+    /// With `hashSpill` (layout 3 and later), the block checksums wait there, `hashesHeld` at a
+    /// time, rather than in memory.
+    init(
+        layout: UInt32 = SegmentFile.version, hashSpill: SpillBuffer? = nil, hashesHeld: Int = SegmentWriter.hashesHeld,
+        sink: @escaping Sink
+    ) {
         precondition((1...SegmentFile.version).contains(layout), "unknown snapshot layout \(layout)")
+        precondition(hashSpill == nil || layout > 2, "layouts 1 and 2 hold their block checksums")
         self.sink = sink
+        self.hashSpill = hashSpill
+        self.hashesHeld = max(1, hashesHeld)
         self.layout = layout
         blockSize = SegmentFile.blockSize(writtenIn: layout)
         pending.append(SegmentFile.magic)
@@ -50,7 +66,7 @@ struct SegmentWriter {
         precondition(open == nil, "a snapshot section is already open")
         pending.align(to: 8)
         try flush()
-        open = (kind, field, offset, blockHashes.count, offset)
+        open = (kind, field, offset, blockCount, offset)
     }
 
     /// Appends bytes to the open section; each full block is checksummed and written.
@@ -63,7 +79,7 @@ struct SegmentWriter {
             pending.append(contentsOf: bytes[start..<end])
             start = end
             if offset - section.blockStart == blockSize {
-                blockHashes.append(pending.bytes.withUnsafeBytes { WordHash.checksum(layout: layout, $0) })
+                try record(pending.bytes.withUnsafeBytes { WordHash.checksum(layout: layout, $0) })
                 try flush()
                 section.blockStart = offset
             }
@@ -80,7 +96,7 @@ struct SegmentWriter {
     mutating func end() throws(StoreError) {
         guard let section = open else { preconditionFailure("no snapshot section is open") }
         if offset > section.blockStart {
-            blockHashes.append(pending.bytes.withUnsafeBytes { WordHash.checksum(layout: layout, $0) })
+            try record(pending.bytes.withUnsafeBytes { WordHash.checksum(layout: layout, $0) })
         }
         sections.append(
             SegmentFile.Section(
@@ -88,6 +104,20 @@ struct SegmentWriter {
                 firstBlock: section.firstBlock))
         open = nil
         try flush()
+    }
+
+    /// The checksums held in memory before they go to a writer's `hashSpill` (512 KiB).
+    static let hashesHeld = 65_536
+
+    /// Keeps a block's checksum (in memory, or in the spill once `hashesHeld` are waiting).
+    private mutating func record(_ hash: UInt64) throws(StoreError) {
+        blockHashes.append(hash)
+        blockCount += 1
+        guard let hashSpill, blockHashes.count >= hashesHeld else { return }
+        var bytes = BinaryWriter(capacity: blockHashes.count * 8)
+        for hash in blockHashes { bytes.append(hash) }
+        try hashSpill.append(bytes)
+        blockHashes.removeAll(keepingCapacity: true)
     }
 
     private mutating func flush() throws(StoreError) {
@@ -132,20 +162,41 @@ struct SegmentWriter {
             // million blocks.
             hashesOffset = offset
             var runs = BinaryWriter()
-            for first in stride(from: 0, to: blockHashes.count, by: SegmentFile.hashesPerRun) {
-                var run = BinaryWriter(capacity: SegmentFile.hashesPerRun * 8)
-                for hash in blockHashes[first..<min(blockHashes.count, first + SegmentFile.hashesPerRun)] { run.append(hash) }
+            var run = BinaryWriter(capacity: SegmentFile.hashesPerRun * 8)
+            var inRun = 0
+            func add(_ hash: UInt64) throws(StoreError) {
+                run.append(hash)
+                inRun += 1
+                guard inRun == SegmentFile.hashesPerRun else { return }
+                try endRun()
+            }
+            func endRun() throws(StoreError) {
+                guard inRun > 0 else { return }
                 run.bytes.withUnsafeBytes { runs.append(WordHash.striped($0)) }
                 pending = run
                 try flush()
+                run = BinaryWriter(capacity: SegmentFile.hashesPerRun * 8)
+                inRun = 0
             }
+            // The spilled checksums first (in the order written), then the ones held.
+            try hashSpill?.drain { (chunk) throws(StoreError) in
+                var hashes: [UInt64] = []
+                hashes.reserveCapacity(chunk.count / 8)
+                chunk.withUnsafeBytes { raw in
+                    let reader = BinaryReader(buffer: raw)
+                    for at in stride(from: 0, to: raw.count, by: 8) { reader.uint64(at: at).map { hashes.append($0) } }
+                }
+                for hash in hashes { try add(hash) }
+            }
+            for hash in blockHashes { try add(hash) }
+            try endRun()
             tableOffset = offset
             tail.append(contentsOf: table.bytes)
             tail.append(contentsOf: runs.bytes)
         }
         let footer = SegmentFooter(
             layout: layout, sectionCount: sections.count, tableOffset: tableOffset, hashesOffset: hashesOffset,
-            blockCount: blockHashes.count, documentCount: documentCount, coverage: coverage, schemaHash: schemaHash,
+            blockCount: blockCount, documentCount: documentCount, coverage: coverage, schemaHash: schemaHash,
             createdAt: createdAt, documentBytes: documentBytes, blockSize: blockSize
         ).sealed(covering: tail.bytes)
         tail.append(contentsOf: footer.encoded())

@@ -310,6 +310,10 @@ extension DocumentStore {
         }
     }
 
+    /// This process's ID, which names its temporary files (asked once: a bulk import names one a
+    /// document, and each `ProcessInfo` answer is a system call).
+    static let processIdentifier = ProcessInfo.processInfo.processIdentifier
+
     /// Stages one put: unchanged when the same bytes are stored (or staged) already, else the
     /// bytes go to a temporary file (the one this batch already has for the ID, if any).
     private func stagePut(
@@ -339,7 +343,7 @@ extension DocumentStore {
             temporary = reused
         } else {
             state.temporaryCounter += 1
-            temporary = "\(temporaryFolder)/\(ProcessInfo.processInfo.processIdentifier)-\(state.temporaryCounter).json"
+            temporary = "\(temporaryFolder)/\(Self.processIdentifier)-\(state.temporaryCounter).json"
         }
         try fileSystem.write(bytes, to: temporary)
         if batch.pending[key] == nil { batch.order.append(key) }
