@@ -214,7 +214,8 @@ struct MergeStateTests {
         for index in maps.indices { maps[index].finish() }
         for (input, map) in maps.enumerated() {
             for ordinal in -1...(sets[input].capacity + 70) {
-                let expected = ordinal >= 0 && ordinal < plain[input].count && plain[input][ordinal] != UInt32.max ? plain[input][ordinal] : nil
+                let inside = ordinal >= 0 && ordinal < plain[input].count
+                let expected = inside && plain[input][ordinal] != UInt32.max ? plain[input][ordinal] : nil
                 #expect(map[ordinal] == expected, "input \(input), ordinal \(ordinal)")
             }
         }
@@ -263,7 +264,9 @@ struct MergeStateTests {
         let buffer = Buffer()
         let spillPath = folder.root + "/checksums.spill"
         let spill = SpillBuffer(fileSystem: fileSystem, path: spillPath, limit: 8 * 96)
-        var writer = SegmentWriter(hashSpill: spill, hashesHeld: held) { (bytes) throws(StoreError) in buffer.bytes.append(contentsOf: bytes) }
+        var writer = SegmentWriter(hashSpill: spill, hashesHeld: held) { (bytes) throws(StoreError) in
+            buffer.bytes.append(contentsOf: bytes)
+        }
         try write(&writer)
         let same = buffer.bytes == whole
         #expect(same, "\(buffer.bytes.count) bytes written against \(whole.count)")
