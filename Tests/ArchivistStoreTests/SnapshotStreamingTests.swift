@@ -263,8 +263,8 @@ struct MergeStateTests {
         final class Buffer: @unchecked Sendable { var bytes: [UInt8] = [] }
         let buffer = Buffer()
         let spillPath = folder.root + "/checksums.spill"
-        let spill = SpillBuffer(fileSystem: fileSystem, path: spillPath, limit: 8 * 96)
-        var writer = SegmentWriter(hashSpill: spill, hashesHeld: held) { (bytes) throws(StoreError) in
+        let spill = SpillBuffer(fileSystem: fileSystem, path: spillPath, limit: 8 * held)
+        var writer = SegmentWriter(hashSpill: spill) { (bytes) throws(StoreError) in
             buffer.bytes.append(contentsOf: bytes)
         }
         try write(&writer)

@@ -379,7 +379,7 @@ extension DocumentStore {
 
     /// Streams a segment file written by `body` to `tmp/` (or to `aside`, a path), a MiB at a
     /// time, syncs it and renames it to `relative`; returns its size and footer checksum. With
-    /// `spillingChecksumsTo` (a merge's output), the block checksums past `SegmentWriter.hashesHeld`
+    /// `spillingChecksumsTo` (a merge's output), the block checksums past the first 65,536 (512 KiB)
     /// wait in that file, not in memory.
     func writeStreamed(
         to relative: String, through aside: String? = nil, spillingChecksumsTo hashSpillPath: String? = nil,
@@ -403,8 +403,7 @@ extension DocumentStore {
         }
         let footer: SegmentFooter?
         do {
-            let hashSpill = hashSpillPath.map { SpillBuffer(fileSystem: fileSystem, path: $0, limit: SegmentWriter.hashesHeld * 8) }
-            defer { hashSpill?.discard() }
+            let hashSpill = hashSpillPath.map { SpillBuffer(fileSystem: fileSystem, path: $0, limit: 1 << 19) }
             var writer = SegmentWriter(hashSpill: hashSpill) { (bytes) throws(StoreError) in
                 pending.bytes.append(contentsOf: bytes)
                 if pending.bytes.count >= 1 << 20 { try flush() }

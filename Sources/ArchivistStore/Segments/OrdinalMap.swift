@@ -21,7 +21,7 @@ struct OrdinalMap {
     /// The new ordinals of the block being filled.
     private var block: [UInt32] = []
     /// How many new ordinals were appended.
-    private(set) var count = 0
+    private var count = 0
 
     /// The live documents in a block.
     static let blockSize = 64

@@ -6,9 +6,9 @@ import ArchivistBase
 /// likewise, and the live tombstones. Nothing is parsed but the dictionary values that must be
 /// ordered against each other, and nothing is held per document but each input's map of its
 /// ordinals to the new ones (`OrdinalMap`, about 1.5 bytes a document) and the new ID filter
-/// (about 10 bits); the new file's block checksums spill to `tmp/` with the rows: postings
-/// stream into the new file, and the dictionary rows and values, which may be as many as the
-/// documents, wait in spill buffers (`tmp/`), not in memory.
+/// (about 10 bits): postings stream into the new file, and the dictionary rows and values, which
+/// may be as many as the documents, wait in spill buffers in the spill folder, as do the new
+/// file's block checksums (`checksumSpillPath`), not in memory.
 struct SegmentMerger {
     /// One segment to merge, with what of it is live.
     struct Input {

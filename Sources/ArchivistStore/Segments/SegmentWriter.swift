@@ -18,15 +18,13 @@ struct SegmentWriter {
     /// Bytes given to the sink.
     private var flushed = 0
     private var sections: [SegmentFile.Section] = []
-    /// The checksums of the blocks written, or (with `hashSpill`) of the ones not yet spilled.
+    /// The checksums of the blocks written (none with `hashSpill`, which has them).
     private var blockHashes: [UInt64] = []
-    /// How many blocks were written.
-    private var blockCount = 0
-    /// Where the block checksums go past `hashesHeld` (a merge's output has one per 4 KiB: a
-    /// million for a segment of 4M documents), so that they are not held whole.
+    /// Where the block checksums go instead, held up to its bound and spilled to a file past it (a
+    /// merge's output has one per 4 KiB: a million for a segment of 4M documents).
     private let hashSpill: SpillBuffer?
-    /// How many checksums wait in memory before they go to `hashSpill`.
-    private let hashesHeld: Int
+    /// How many blocks were written.
+    private var blockCount: Int { (hashSpill?.count ?? 0) / 8 + blockHashes.count }
     /// The open section: its kind, field, offset and first block, and where its current block starts.
     private var open: (kind: SegmentFile.SectionKind, field: UInt32, offset: Int, firstBlock: Int, blockStart: Int)?
     /// The footer `finish` wrote (nil before).
@@ -35,17 +33,12 @@ struct SegmentWriter {
     /// A writer giving its bytes to `sink`, the file's leading magic first. Layouts 1 (1 MiB
     /// blocks, no block size in the footer) and 2 (16 KiB blocks, one chain of checksum steps)
     /// are written only by tests of reading old files.
-    /// With `hashSpill` (layout 3 and later), the block checksums wait there, `hashesHeld` at a
-    /// time, rather than in memory.
-    init(
-        layout: UInt32 = SegmentFile.version, hashSpill: SpillBuffer? = nil, hashesHeld: Int = SegmentWriter.hashesHeld,
-        sink: @escaping Sink
-    ) {
+    /// With `hashSpill` (layout 3 and later), the block checksums go there rather than to memory.
+    init(layout: UInt32 = SegmentFile.version, hashSpill: SpillBuffer? = nil, sink: @escaping Sink) {
         precondition((1...SegmentFile.version).contains(layout), "unknown snapshot layout \(layout)")
         precondition(hashSpill == nil || layout > 2, "layouts 1 and 2 hold their block checksums")
         self.sink = sink
         self.hashSpill = hashSpill
-        self.hashesHeld = max(1, hashesHeld)
         self.layout = layout
         blockSize = SegmentFile.blockSize(writtenIn: layout)
         pending.append(SegmentFile.magic)
@@ -106,18 +99,12 @@ struct SegmentWriter {
         try flush()
     }
 
-    /// The checksums held in memory before they go to a writer's `hashSpill` (512 KiB).
-    static let hashesHeld = 65_536
-
-    /// Keeps a block's checksum (in memory, or in the spill once `hashesHeld` are waiting).
+    /// Keeps a block's checksum (in `hashSpill`, if the writer has one).
     private mutating func record(_ hash: UInt64) throws(StoreError) {
-        blockHashes.append(hash)
-        blockCount += 1
-        guard let hashSpill, blockHashes.count >= hashesHeld else { return }
-        var bytes = BinaryWriter(capacity: blockHashes.count * 8)
-        for hash in blockHashes { bytes.append(hash) }
+        guard let hashSpill else { return blockHashes.append(hash) }
+        var bytes = BinaryWriter(capacity: 8)
+        bytes.append(hash)
         try hashSpill.append(bytes)
-        blockHashes.removeAll(keepingCapacity: true)
     }
 
     private mutating func flush() throws(StoreError) {
@@ -135,6 +122,8 @@ struct SegmentWriter {
         createdAt: Timestamp
     ) throws(StoreError) {
         precondition(open == nil, "a snapshot section is still open")
+        // Counted before the spill is drained (and emptied).
+        let blockCount = blockCount
         pending.align(to: 8)
         try flush()
         var table = BinaryWriter()
@@ -161,34 +150,33 @@ struct SegmentWriter {
             // They go out a run at a time, not copied whole: a segment of 4M documents has a
             // million blocks.
             hashesOffset = offset
+            // The checksums' bytes are cut into runs as they come (from the spill, or from memory).
             var runs = BinaryWriter()
-            var run = BinaryWriter(capacity: SegmentFile.hashesPerRun * 8)
-            var inRun = 0
-            func add(_ hash: UInt64) throws(StoreError) {
-                run.append(hash)
-                inRun += 1
-                guard inRun == SegmentFile.hashesPerRun else { return }
-                try endRun()
+            let runBytes = SegmentFile.hashesPerRun * 8
+            var run: [UInt8] = []
+            func add(_ bytes: [UInt8]) throws(StoreError) {
+                var start = 0
+                while start < bytes.count {
+                    let end = min(bytes.count, start + runBytes - run.count)
+                    run.append(contentsOf: bytes[start..<end])
+                    start = end
+                    if run.count == runBytes { try endRun() }
+                }
             }
             func endRun() throws(StoreError) {
-                guard inRun > 0 else { return }
-                run.bytes.withUnsafeBytes { runs.append(WordHash.striped($0)) }
-                pending = run
+                guard !run.isEmpty else { return }
+                run.withUnsafeBytes { runs.append(WordHash.striped($0)) }
+                pending.append(contentsOf: run)
                 try flush()
-                run = BinaryWriter(capacity: SegmentFile.hashesPerRun * 8)
-                inRun = 0
+                run.removeAll(keepingCapacity: true)
             }
-            // The spilled checksums first (in the order written), then the ones held.
-            try hashSpill?.drain { (chunk) throws(StoreError) in
-                var hashes: [UInt64] = []
-                hashes.reserveCapacity(chunk.count / 8)
-                chunk.withUnsafeBytes { raw in
-                    let reader = BinaryReader(buffer: raw)
-                    for at in stride(from: 0, to: raw.count, by: 8) { reader.uint64(at: at).map { hashes.append($0) } }
-                }
-                for hash in hashes { try add(hash) }
+            if let hashSpill {
+                try hashSpill.drain { (chunk) throws(StoreError) in try add(chunk) }
+            } else {
+                var held = BinaryWriter(capacity: blockHashes.count * 8)
+                for hash in blockHashes { held.append(hash) }
+                try add(held.bytes)
             }
-            for hash in blockHashes { try add(hash) }
             try endRun()
             tableOffset = offset
             tail.append(contentsOf: table.bytes)
