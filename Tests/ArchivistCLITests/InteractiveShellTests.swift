@@ -36,8 +36,9 @@ final class InteractiveShellTests {
     func startShell(session: String, environment: String = "") throws {
         let binary = try CLI.binary()
         let command = "\(environment) ARCHIVIST_HISTORY='\(historyPath)' '\(binary)' --data '\(sandbox.data)'"
+        if try tmux(["has-session", "-t", "keep"]).status != 0 { try Tmux.startServer(socket: socket, folder: sandbox.root) }
         let started = try tmux(["new-session", "-d", "-s", session, "-x", "120", "-y", "40", command])
-        try #require(started.status == 0, "tmux could not start (is tmux installed? scripts/install-deps installs it)")
+        try #require(started.status == 0, "tmux could not start (is tmux installed? scripts/install-deps installs it): \(started.output)")
     }
 
     func screen(_ session: String) throws -> String {

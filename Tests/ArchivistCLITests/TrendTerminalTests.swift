@@ -33,6 +33,7 @@ final class TrendTerminalTests {
         try #require(imported.status == 0, "import: \(imported)")
         let removed = try sandbox.run(["remove", "--where", "pub_date >= 2001-01-01 and pub_date < 2003-01-01"])
         try #require(removed.status == 0, "remove: \(removed)")
+        try Tmux.startServer(socket: socket, folder: sandbox.root)
     }
 
     deinit {
@@ -57,7 +58,8 @@ final class TrendTerminalTests {
             + arguments
         let command = words.map(Command.shellQuoted).joined(separator: " ") + "; printf END; sleep 600"
         let started = try tmux(["new-session", "-d", "-s", session, "-x", String(width), "-y", String(height), command])
-        try #require(started.status == 0, "tmux could not start a \(width)x\(height) session", sourceLocation: sourceLocation)
+        try #require(
+            started.status == 0, "tmux could not start a \(width)x\(height) session: \(started.output)", sourceLocation: sourceLocation)
         defer { _ = try? tmux(["kill-session", "-t", session]) }
         let deadline = Date().addingTimeInterval(30)
         var screen = ""
