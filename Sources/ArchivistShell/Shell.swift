@@ -111,7 +111,7 @@ public final class Shell: @unchecked Sendable {
     /// Opens the store of a data folder, with the lock timeout of `ARCHIVIST_LOCK_TIMEOUT` (else 10 s),
     /// the flush threshold and merge factor of `ARCHIVIST_FLUSH_THRESHOLD` and
     /// `ARCHIVIST_MERGE_FACTOR`, and merges in the background unless `ARCHIVIST_MERGES=inline`
-    /// (or the shell has no `mergerExecutable`); a migration of the folder's format is noted on
+    /// (or the shell has no `mergerExecutable`), a bulk import's flushes too unless it is `inline`; a migration of the folder's format is noted on
     /// stderr. `readsTail` false opens it for merges only (`DocumentStore.Options.readsTail`).
     func openStore(in folder: String, readsTail: Bool = true) throws -> DocumentStore {
         let lockTimeout = try EnvironmentVariable.lockTimeout.seconds(in: environment) ?? 10
@@ -123,6 +123,7 @@ public final class Shell: @unchecked Sendable {
         if let factor = try EnvironmentVariable.mergeFactor.count(in: environment, minimum: 2) { options.mergeFactor = factor }
         let merges = try EnvironmentVariable.merges.choice(in: environment, of: ["background", "inline"]) ?? "background"
         options.mergesInBackground = mergerExecutable != nil && merges == "background"
+        options.flushesInBackground = merges == "background"
         options.readsTail = readsTail
         let store = try DocumentStore(folder: folder, schema: .nyt, options: options)
         // Said by the one process that migrated the folder: every later open finds the new format.

@@ -182,6 +182,30 @@ struct PowerLossTests {
             steps.append(Step(name: "merge", run: { store in try store.merge() }, after: documents))
         }
 
+        /// A batch of a bulk import (`defersMerges`): its flushes may be built in the background.
+        mutating func bulk(_ name: String, _ operations: [DocumentStore.Operation]) {
+            commit(name, operations)
+            let commit = steps.removeLast()
+            steps.append(
+                Step(
+                    name: name,
+                    run: { store in
+                        store.defersMerges = true
+                        try commit.run(store)
+                    }, after: documents))
+        }
+
+        /// The end of a bulk import: the flush built in the background is installed.
+        mutating func finishBulk() {
+            steps.append(
+                Step(
+                    name: "the import's last flush",
+                    run: { store in
+                        store.defersMerges = false
+                        try store.finishBackgroundFlush()
+                    }, after: documents))
+        }
+
         mutating func mergeInBackground() {
             steps.append(Step(name: "merges in the background", run: { store in try store.runDueMerges() }, after: documents))
         }
@@ -280,8 +304,32 @@ struct PowerLossTests {
         return Scenario(name: "background merge", setup: setup.steps, steps: steps.steps, options: options)
     }
 
+    /// A bulk import whose flushes are built in the background (a threshold of eight changes):
+    /// each batch installs the flush the one before planned (its segment renamed from
+    /// `segments/flushing/`, what it supersedes deleted, the merges due run, the lines after it
+    /// read again) and plans the next; updates and removals of documents in a flush being built;
+    /// the import's last flush installed at its end.
+    static func backgroundFlushScenario() -> Scenario {
+        let setup = thirtyStored()
+        var steps = StepBuilder(setup.documents)
+        steps.bulk("bulk batch 0", (30..<40).map { .put(id: articleID($0), document: article($0)) })
+        steps.bulk(
+            "bulk batch 1 (updates of the flush being built)",
+            (30..<36).map { .put(id: articleID($0), document: article($0, revision: 1)) }
+                + (40..<44).map { .put(id: articleID($0), document: article($0)) })
+        steps.bulk(
+            "bulk batch 2 (removals)",
+            [.remove(id: articleID(41)), .remove(id: articleID(3))]
+                + (44..<52).map { .put(id: articleID($0), document: article($0)) })
+        steps.finishBulk()
+        var options = DocumentStore.Options(flushThreshold: 4, bulkFlushThreshold: 8, mergeFactor: 2)
+        options.flushesInBackground = true
+        options.waitsForBackgroundFlushes = true
+        return Scenario(name: "background flush", setup: setup.steps, steps: steps.steps, options: options)
+    }
+
     /// The names of the scenarios above, the arguments of the tests that run each of them.
-    static let scenarioNames = ["import", "update", "remove", "compact", "merge", "background merge"]
+    static let scenarioNames = ["import", "update", "remove", "compact", "merge", "background merge", "background flush"]
 
     static func scenario(named name: String) -> Scenario {
         switch name {
@@ -290,6 +338,7 @@ struct PowerLossTests {
         case "remove": removeScenario()
         case "merge": mergeScenario()
         case "background merge": backgroundMergeScenario()
+        case "background flush": backgroundFlushScenario()
         default: compactScenario()
         }
     }

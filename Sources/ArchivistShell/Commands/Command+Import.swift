@@ -28,7 +28,11 @@ extension Command {
         // One snapshot at the end rather than one every few batches: a bulk load merges once.
         let store = try shell.store()
         store.defersMerges = true
-        defer { store.defersMerges = false }
+        defer {
+            // However the import ends, a flush built beside its batches is installed (or dropped).
+            store.defersMerges = false
+            try? store.finishBackgroundFlush()
+        }
         try importer.storeDocuments()
         store.defersMerges = false
         // The snapshot is derived data: when it cannot be written, the import still stands.

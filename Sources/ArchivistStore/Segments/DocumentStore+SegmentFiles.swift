@@ -188,8 +188,20 @@ extension DocumentStore {
     /// next writer flushes it).
     func flushIfDue(_ state: inout State) {
         let threshold = state.deferFlushes ? options.bulkFlushThreshold : options.flushThreshold
-        guard options.usesSegments, options.flushThreshold > 0, state.entries.tailCount >= threshold else { return }
+        guard options.usesSegments, options.flushThreshold > 0 else { return }
         do {
+            if state.pendingFlush != nil {
+                // A flush built in the background is installed at the first commit after it is
+                // built; a commit waits for it only once the tail has grown by another threshold
+                // (the memory of two tails at most), or once the import no longer defers.
+                try installBackgroundFlush(
+                    &state,
+                    waiting: options.waitsForBackgroundFlushes || !state.deferFlushes || state.entries.tailCount >= 2 * threshold)
+                if state.pendingFlush != nil { return }
+                try mergeAfterFlush(&state)
+            }
+            guard state.entries.tailCount >= threshold else { return }
+            if mayFlushInBackground(state), try planBackgroundFlush(&state) { return }
             try flushAndMerge(&state)
             state.lastFlushFailure = nil
         } catch {
@@ -203,11 +215,20 @@ extension DocumentStore {
     /// at a time; a merge that finds a segment damaged has them built again from the log (derived
     /// data), rather than leaving every later writer to find the damage again.
     func flushAndMerge(_ state: inout State) throws(StoreError) {
+        // A flush this process builds in the background goes in first (its tail is older); one
+        // that cannot is dropped: the flush below covers its tail as well.
+        if state.pendingFlush != nil { try? installBackgroundFlush(&state, waiting: true) }
         if state.manifest == nil, state.entries.tailCount > options.bulkFlushThreshold {
             try rebuildSegments(&state)
         } else {
             try flush(&state)
         }
+        try mergeAfterFlush(&state)
+    }
+
+    /// Runs the merges the policy calls for after a flush: all of them, unless a merger in the
+    /// background takes them (then only once `mergeFactor × 6` segments wait).
+    func mergeAfterFlush(_ state: inout State) throws(StoreError) {
         if options.mergesInBackground, (state.manifest?.segments.count ?? 0) < options.mergeFactor * 6 { return }
         do {
             try mergeIfDue(&state)
@@ -237,7 +258,7 @@ extension DocumentStore {
         if !entries.isEmpty || !removals.isEmpty {
             let number = manifest.nextNumber
             let record = try writeSegment(
-                number: number, entries: entries, removals: removals, &state)
+                number: number, entries: entries, removals: removals, index: state.index, projection: state.projection)
             manifest.nextNumber = number + 1
             manifest.segments = try supersede(entries.map(\.id) + removals.map(\.id), in: state.entries, manifest: manifest)
             manifest.segments.append(record)
@@ -249,12 +270,15 @@ extension DocumentStore {
         ProcessMemory.releaseFreePages()
     }
 
-    /// Builds segment `number` of the tail's entries and removals (a file aside, synced, renamed
-    /// into `segments/`), and returns the manifest's record of it.
-    private func writeSegment(
-        number: Int, entries: [IndexEntry], removals: [ChangeLog.Removal], _ state: inout State
+    /// Builds segment `number` of the tail's entries and removals, their lines read from the log
+    /// as of `index` (a file aside, synced, renamed to `relative`: by default its place in
+    /// `segments/`), and returns the manifest's record of it. It reads no state: a background
+    /// flush calls it without the lock.
+    func writeSegment(
+        number: Int, entries: [IndexEntry], removals: [ChangeLog.Removal], index: ChangeLog.Position, projection: Projection,
+        to relative: String? = nil, through aside: String? = nil
     ) throws(StoreError) -> Manifest.Segment {
-        let digests = try fieldsDigests(of: entries, index: state.index)
+        let digests = try fieldsDigests(of: entries, index: index)
         var tombstones: [MappedSegment.Tombstone] = []
         for removal in removals {
             let digest = try removal.fields.map { (fields) throws(StoreError) in
@@ -268,10 +292,9 @@ extension DocumentStore {
                     fieldsDigest: digest ?? 0))
         }
         let contents = SegmentBuilder.Contents(entries: entries, digests: digests, tombstones: tombstones)
-        let index = state.index
         // Every projected value of the flush read in one pass over its lines (a flush is bounded:
         // its columns are), not one pass a field.
-        let all = try readColumns(state.projection.paths, of: entries, index: index)
+        let all = try readColumns(projection.paths, of: entries, index: index)
         let columns: SegmentBuilder.Columns = { (paths, positions) throws(StoreError) in
             var result: [String: [JSONValue?]] = [:]
             for path in paths {
@@ -280,11 +303,10 @@ extension DocumentStore {
             }
             return result
         }
-        let schemaHash = Self.schemaHash(projection: state.projection, textSearch: schema.textSearch)
-        let file = FileNames.segments + "/" + Manifest.fileName(number: number)
-        let projection = state.projection
+        let schemaHash = Self.schemaHash(projection: projection, textSearch: schema.textSearch)
+        let file = relative ?? FileNames.segments + "/" + Manifest.fileName(number: number)
         let textSearch = schema.textSearch
-        let written = try writeStreamed(to: file) { (writer) throws(StoreError) in
+        let written = try writeStreamed(to: file, through: aside) { (writer) throws(StoreError) in
             try SegmentBuilder.build(
                 into: &writer, contents, number: number, projection: projection, textSearch: textSearch, columns: columns,
                 textColumns: entries.count >= 4096 ? columns : nil, schemaHash: schemaHash)
@@ -320,9 +342,20 @@ extension DocumentStore {
     /// The segments' records once what the IDs' changes supersede is deleted: each live document
     /// the tail masked and each live tombstone of one of `ids`. A segment with new deletions gets
     /// a new generation of its deletes file (written, synced, renamed into `segments/`).
-    private func supersede(_ ids: [String], in entries: EntryTable, manifest: Manifest) throws(StoreError) -> [Manifest.Segment] {
+    /// With `tailMasks` false, only the live documents of `ids` are deleted, not every one the
+    /// tail masks: a flush built in the background covers the log only as far as its own tail,
+    /// and what the lines after that supersede is theirs to delete when they are flushed.
+    func supersede(
+        _ ids: [String], in entries: EntryTable, manifest: Manifest, tailMasks: Bool = true
+    ) throws(StoreError) -> [Manifest.Segment] {
         var records = manifest.segments
-        let masked = try table(try entries.masks())
+        var masked: [Set<Int>]
+        if tailMasks {
+            masked = try table(try entries.masks())
+        } else {
+            masked = [Set<Int>](repeating: [], count: entries.segments.count)
+            for case let (place, ordinal)? in try table(try entries.locateAll(ids.map { DocumentID($0) })) { masked[place].insert(ordinal) }
+        }
         for (place, segment) in entries.segments.enumerated() {
             var more = masked[place].map { UInt32($0) }
             var bytes = 0
@@ -420,11 +453,9 @@ extension DocumentStore {
         return (pending.total, footer?.checksum ?? 0)
     }
 
-    /// Installs a manifest (after the files it names are in place and synced) that covers the log
-    /// as far as the state has read it: the segments folder is synced, the manifest written aside,
-    /// synced and renamed, the folder synced again; then the state starts from it (with an empty
-    /// tail) and the files it no longer names are removed.
-    func install(_ manifest: Manifest, _ state: inout State) throws(StoreError) {
+    /// Writes `manifest` (aside in `tmp/`, synced, renamed, the folder synced) and records it as
+    /// the state's, without opening its segments: what a change of its next number alone needs.
+    func writeManifest(_ manifest: Manifest, _ state: inout State) throws(StoreError) {
         try fileSystem.createFolder(path(FileNames.segments))
         try fileSystem.synchronize(path(FileNames.segments))
         let temporary = try temporaryPath(for: FileNames.manifest)
@@ -440,6 +471,14 @@ extension DocumentStore {
         try fileSystem.synchronize(path(FileNames.segments))
         state.manifest = manifest
         state.manifestBytes = bytes
+    }
+
+    /// Installs a manifest (after the files it names are in place and synced) that covers the log
+    /// as far as the state has read it: the segments folder is synced, the manifest written aside,
+    /// synced and renamed, the folder synced again; then the state starts from it (with an empty
+    /// tail) and the files it no longer names are removed.
+    func install(_ manifest: Manifest, _ state: inout State) throws(StoreError) {
+        try writeManifest(manifest, &state)
         state.refusesSegments = false
         switch try currentSegments(projection: state.projection) {
         case .success(let (installed, segments)) where installed == manifest:
@@ -496,6 +535,10 @@ extension DocumentStore {
         try state.withLock { (state: inout State) throws(StoreError) in
             try self.refresh(&state, lockHeld: true)
             try self.recoverLocked(&state)
+            // A bulk import's last flush, built in the background, may leave too little for another.
+            if state.pendingFlush != nil, (try? self.installBackgroundFlush(&state, waiting: true)) != nil {
+                try self.mergeAfterFlush(&state)
+            }
             if ifDue, state.entries.tailCount < max(1, options.flushThreshold) { return }
             try self.flushAndMerge(&state)
         }

@@ -40,6 +40,11 @@ public final class DocumentStore: DataFolder, Sendable {
         /// themselves only once `mergeFactor × 6` segments wait (false: a write that flushes runs
         /// the due merges before it returns).
         public var mergesInBackground = false
+        /// Whether a bulk import's flushes (`defersMerges`) are built beside its writes: the tail
+        /// as of one commit is written into a segment on another thread while the next batches
+        /// commit, and installed at a later commit, the lines after it read again as the tail
+        /// (false: a commit that reaches the threshold builds the segment before it returns).
+        public var flushesInBackground = false
         /// Whether the store reads the log's tail (the changes after the segments) into memory
         /// (false: a process that only merges segments, as the background merger: the tail, up
         /// to `bulkFlushThreshold` changes while an import runs, some 110 MB at 32,768, is
@@ -47,6 +52,9 @@ public final class DocumentStore: DataFolder, Sendable {
         /// only its segments: it answers nothing about the tail, and neither builds segments,
         /// migrates the folder nor recovers an interrupted write (the next writer does).
         public var readsTail = true
+        /// Whether a commit after a flush was planned in the background waits for it and installs
+        /// it (tests: every run of a crash test then performs the same operations).
+        var waitsForBackgroundFlushes = false
         /// The bytes of log lines `check` sorts in memory before it writes a sorted run to `tmp/`
         /// (`SortedRuns`): tests make it small to have runs at any size.
         var checkRunBytes = 16 << 20
@@ -128,6 +136,9 @@ public final class DocumentStore: DataFolder, Sendable {
         var temporaryCounter = 0
         /// Whether this process flushed the tail since `takeMergeDueAfterFlush` last asked.
         var flushedSinceAsked = false
+        /// The tail's segment this process builds beside its writes, installed at a later commit
+        /// (`Options.flushesInBackground`).
+        var pendingFlush: PendingFlush?
         /// Writes' look-ups of IDs in the segments since their mapped pages were last let go
         /// (`DocumentStore.countLookups`).
         var lookupsSinceDrop = 0

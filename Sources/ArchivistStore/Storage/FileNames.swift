@@ -15,6 +15,7 @@ import ArchivistBase
 ///   NNNNNN-G.del              generation G of segment NNNNNN's deletions
 ///   merge.lock                the background merger's lock (holds its pid)
 ///   merging/                  the background merger's segment being built, and its spill files
+///   flushing/PID-NNNNNN.seg   a tail's segment a writer (process PID) builds beside its writes
 /// DIR/tmp/                    documents being written, before they are renamed into docs/
 /// DIR/quarantine/             unreadable files moved aside by `repair`
 /// DIR/<side file>.json        side files of the store's users (the schema names them)
@@ -35,6 +36,9 @@ public enum FileNames {
     public static let mergeLock = "segments/merge.lock"
     /// The background merger's folder: the segment it builds, and its spill files.
     public static let merging = "segments/merging"
+    /// The folder where writers build the segments of their tails beside their writes (a bulk
+    /// import's flushes), each file named after the process building it.
+    public static let flushing = "segments/flushing"
     /// The write-ahead list of IDs in the batch being written.
     public static let journal = "journal.jsonl"
     /// The lock file.
