@@ -111,8 +111,9 @@ public final class Shell: @unchecked Sendable {
     /// Opens the store of a data folder, with the lock timeout of `ARCHIVIST_LOCK_TIMEOUT` (else 10 s),
     /// the flush threshold and merge factor of `ARCHIVIST_FLUSH_THRESHOLD` and
     /// `ARCHIVIST_MERGE_FACTOR`, and merges in the background unless `ARCHIVIST_MERGES=inline`
-    /// (or the shell has no `mergerExecutable`), a bulk import's flushes too unless it is `inline`; a migration of the folder's format is noted on
-    /// stderr. `readsTail` false opens it for merges only (`DocumentStore.Options.readsTail`).
+    /// (or the shell has no `mergerExecutable`), a bulk import's flushes too unless it is
+    /// `inline`; a migration of the folder's format is noted on stderr. `readsTail` false opens
+    /// it for merges only (`DocumentStore.Options.readsTail`).
     func openStore(in folder: String, readsTail: Bool = true) throws -> DocumentStore {
         let lockTimeout = try EnvironmentVariable.lockTimeout.seconds(in: environment) ?? 10
         var options = DocumentStore.Options(lockTimeout: lockTimeout)
