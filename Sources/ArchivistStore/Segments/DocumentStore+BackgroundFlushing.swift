@@ -45,6 +45,10 @@ extension DocumentStore {
             flush.finish(result)
         }
         state.pendingFlush = flush
+        if options.waitsForBackgroundFlushes, case .failure(let error) = flush.result() {
+            state.pendingFlush = nil
+            throw error
+        }
         return true
     }
 

@@ -52,8 +52,11 @@ public final class DocumentStore: DataFolder, Sendable {
         /// only its segments: it answers nothing about the tail, and neither builds segments,
         /// migrates the folder nor recovers an interrupted write (the next writer does).
         public var readsTail = true
-        /// Whether a commit after a flush was planned in the background waits for it and installs
-        /// it (tests: every run of a crash test then performs the same operations).
+        /// Whether a flush planned in the background is waited for by the commit that planned it
+        /// (its failure then that commit's flush failure) and installed by the next (crash tests:
+        /// every run then performs the same operations in the same order, and a crash inside the
+        /// build is reported by the call it happened in; the build still runs on another thread,
+        /// and only writes its own file in `segments/flushing/`).
         var waitsForBackgroundFlushes = false
         /// The bytes of log lines `check` sorts in memory before it writes a sorted run to `tmp/`
         /// (`SortedRuns`): tests make it small to have runs at any size.
