@@ -13,6 +13,8 @@ import Testing
 final class InteractiveShellTests {
     let sandbox: TemporaryFolder
     let socket = "archivist-test-\(getpid())-\(UUID().uuidString.prefix(8))"
+    /// Whether this test's tmux server runs (started with its first shell).
+    var serverStarted = false
 
     init() throws {
         sandbox = try TemporaryFolder()
@@ -36,7 +38,10 @@ final class InteractiveShellTests {
     func startShell(session: String, environment: String = "") throws {
         let binary = try CLI.binary()
         let command = "\(environment) ARCHIVIST_HISTORY='\(historyPath)' '\(binary)' --data '\(sandbox.data)'"
-        if try tmux(["has-session", "-t", "keep"]).status != 0 { try Tmux.startServer(socket: socket, folder: sandbox.root) }
+        if !serverStarted {
+            try Tmux.startServer(socket: socket, folder: sandbox.root)
+            serverStarted = true
+        }
         let started = try tmux(["new-session", "-d", "-s", session, "-x", "120", "-y", "40", command])
         try #require(started.status == 0, "tmux could not start (is tmux installed? scripts/install-deps installs it): \(started.output)")
     }

@@ -18,6 +18,18 @@ struct BackgroundFlushTests {
         return try DocumentStore(folder: folder.data, schema: .testArticles, options: options)
     }
 
+    /// A bulk import under way in a new folder (its flushes built in the background and waited for
+    /// by the next commit): 20 documents in a first segment, flushed under the lock (a folder
+    /// without a manifest flushes that way), then the import's defers set.
+    static func bulkImport(seed: UInt64) throws -> (TemporaryFolder, DocumentStore, ArticleGenerator) {
+        let folder = try TemporaryFolder()
+        let store = try Self.store(folder, background: true, waits: true)
+        var generator = ArticleGenerator(seed: seed)
+        try Self.upsert(store, generator.documents(20))
+        store.defersMerges = true
+        return (folder, store, generator)
+    }
+
     /// A store of `folder` that reads the whole log and no segment.
     static func logOnly(_ folder: TemporaryFolder) throws -> DocumentStore {
         try DocumentStore(
@@ -131,11 +143,7 @@ struct BackgroundFlushTests {
 
     @Test("a flush built in the background is dropped when another writer flushed first; its tail stays in the log, nothing is lost")
     func aFlushOvertakenByAnotherIsDropped() throws {
-        let folder = try TemporaryFolder()
-        let store = try Self.store(folder, background: true, waits: true)
-        var generator = ArticleGenerator(seed: 12)
-        try Self.upsert(store, generator.documents(20))
-        store.defersMerges = true
+        var (folder, store, generator) = try Self.bulkImport(seed: 12)
         try Self.upsert(store, generator.documents(35))
         try Self.upsert(store, generator.documents(35))
         #expect(Self.hasPendingFlush(store), "the tail of 70 was handed to a build")
@@ -160,10 +168,7 @@ struct BackgroundFlushTests {
 
     @Test("the next flush removes what builds of processes that have ended left in segments/flushing, and keeps a live one's")
     func abandonedBuildsAreRemoved() throws {
-        let folder = try TemporaryFolder()
-        let store = try Self.store(folder, background: true, waits: true)
-        var generator = ArticleGenerator(seed: 3)
-        try Self.upsert(store, generator.documents(20))
+        var (folder, store, generator) = try Self.bulkImport(seed: 3)
         try FileManager.default.createDirectory(atPath: folder.data + "/" + FileNames.flushing, withIntermediateDirectories: true)
         // No process has the largest pid; process 1 (init) outlives any test.
         let abandoned = "\(Int32.max - 1)-000097.seg"
@@ -171,7 +176,6 @@ struct BackgroundFlushTests {
         for name in [abandoned, live, "stray.seg"] {
             try Data("not a segment".utf8).write(to: URL(fileURLWithPath: folder.data + "/" + FileNames.flushing + "/" + name))
         }
-        store.defersMerges = true
         try Self.upsert(store, generator.documents(70))
         #expect(Self.hasPendingFlush(store))
         store.defersMerges = false

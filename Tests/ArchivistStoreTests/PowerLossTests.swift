@@ -146,8 +146,9 @@ struct PowerLossTests {
             steps.append(Step(name: name, run: { store in try store.remove(ids) }, after: documents))
         }
 
-        /// A mixed batch through the internal `commit`: puts and removals, in order.
-        mutating func commit(_ name: String, _ operations: [DocumentStore.Operation]) {
+        /// A mixed batch through the internal `commit`: puts and removals, in order; with `bulk`, a
+        /// batch of a bulk import (`defersMerges`), whose flushes may be built in the background.
+        mutating func commit(_ name: String, _ operations: [DocumentStore.Operation], bulk: Bool = false) {
             for operation in operations {
                 switch operation {
                 case .put(let id, let document): documents[id] = document
@@ -158,6 +159,7 @@ struct PowerLossTests {
                 Step(
                     name: name,
                     run: { store in
+                        if bulk { store.defersMerges = true }
                         for outcome in try store.commit(operations) { _ = try outcome.get() }
                     }, after: documents))
         }
@@ -180,19 +182,6 @@ struct PowerLossTests {
 
         mutating func merge() {
             steps.append(Step(name: "merge", run: { store in try store.merge() }, after: documents))
-        }
-
-        /// A batch of a bulk import (`defersMerges`): its flushes may be built in the background.
-        mutating func bulk(_ name: String, _ operations: [DocumentStore.Operation]) {
-            commit(name, operations)
-            let commit = steps.removeLast()
-            steps.append(
-                Step(
-                    name: name,
-                    run: { store in
-                        store.defersMerges = true
-                        try commit.run(store)
-                    }, after: documents))
         }
 
         /// The end of a bulk import: the flush built in the background is installed.
@@ -312,15 +301,15 @@ struct PowerLossTests {
     static func backgroundFlushScenario() -> Scenario {
         let setup = thirtyStored()
         var steps = StepBuilder(setup.documents)
-        steps.bulk("bulk batch 0", (30..<40).map { .put(id: articleID($0), document: article($0)) })
-        steps.bulk(
+        steps.commit("bulk batch 0", (30..<40).map { .put(id: articleID($0), document: article($0)) }, bulk: true)
+        steps.commit(
             "bulk batch 1 (updates of the flush being built)",
             (30..<36).map { .put(id: articleID($0), document: article($0, revision: 1)) }
-                + (40..<44).map { .put(id: articleID($0), document: article($0)) })
-        steps.bulk(
+                + (40..<44).map { .put(id: articleID($0), document: article($0)) }, bulk: true)
+        steps.commit(
             "bulk batch 2 (removals)",
             [.remove(id: articleID(41)), .remove(id: articleID(3))]
-                + (44..<52).map { .put(id: articleID($0), document: article($0)) })
+                + (44..<52).map { .put(id: articleID($0), document: article($0)) }, bulk: true)
         steps.finishBulk()
         var options = DocumentStore.Options(flushThreshold: 4, bulkFlushThreshold: 8, mergeFactor: 2)
         options.flushesInBackground = true

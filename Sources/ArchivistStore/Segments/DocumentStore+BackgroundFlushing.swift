@@ -56,7 +56,8 @@ extension DocumentStore {
     /// when `waiting`), the lock held. A flush whose folder changed under it since it was planned
     /// (another flush, a compaction, a rebuild: the manifest's coverage is not the one it was
     /// planned against) is dropped, its file removed: its tail is still in the log. A build that
-    /// failed is dropped and its error thrown, as a flush's would be.
+    /// failed is dropped and its error thrown, as a flush's would be. An installed one is followed
+    /// by the merges due, as any flush.
     func installBackgroundFlush(_ state: inout State, waiting: Bool) throws(StoreError) {
         guard let flush = state.pendingFlush, waiting || flush.isFinished else { return }
         state.pendingFlush = nil
@@ -84,6 +85,7 @@ extension DocumentStore {
         try install(manifest, &state)
         state.flushedSinceAsked = true
         ProcessMemory.releaseFreePages()
+        try mergeAfterFlush(&state)
     }
 
     /// Waits for the flush this process builds in the background and installs it (under the

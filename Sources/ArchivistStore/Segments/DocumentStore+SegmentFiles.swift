@@ -198,7 +198,6 @@ extension DocumentStore {
                     &state,
                     waiting: options.waitsForBackgroundFlushes || !state.deferFlushes || state.entries.tailCount >= 2 * threshold)
                 if state.pendingFlush != nil { return }
-                try mergeAfterFlush(&state)
             }
             guard state.entries.tailCount >= threshold else { return }
             if mayFlushInBackground(state), try planBackgroundFlush(&state) { return }
@@ -535,10 +534,9 @@ extension DocumentStore {
         try state.withLock { (state: inout State) throws(StoreError) in
             try self.refresh(&state, lockHeld: true)
             try self.recoverLocked(&state)
-            // A bulk import's last flush, built in the background, may leave too little for another.
-            if state.pendingFlush != nil, (try? self.installBackgroundFlush(&state, waiting: true)) != nil {
-                try self.mergeAfterFlush(&state)
-            }
+            // A bulk import's last flush, built in the background, may leave too little for another
+            // (one that cannot go in is dropped: the flush below covers its tail).
+            if state.pendingFlush != nil { try? self.installBackgroundFlush(&state, waiting: true) }
             if ifDue, state.entries.tailCount < max(1, options.flushThreshold) { return }
             try self.flushAndMerge(&state)
         }
